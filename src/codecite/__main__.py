@@ -1,0 +1,5 @@
+"""``python -m codecite`` runs the command line."""
+
+from .cli import main
+
+main()

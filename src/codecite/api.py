@@ -1,0 +1,182 @@
+"""The public library surface: ``open_index(path)`` gives an :class:`Index`
+with ``update()``, ``chunks()`` and ``status()``. The CLI is built on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from .config import Config, load_config
+from .errors import IndexMissingError, PathError
+from .indexer import Indexer, IndexReport
+from .pipeline import ProgressFn
+from .store.sqlite import DB_NAME, SQLiteStore
+from .types import Chunk
+from .walk import file_digest, git_changed_paths, walk
+
+INDEX_DIRNAME = ".codecite"
+
+
+@dataclass
+class IndexStatus:
+    """Counts, model and staleness of an index (``codecite status``)."""
+
+    root: str
+    index_dir: str
+    files: int
+    chunks: int
+    vectors: int
+    edges: int
+    embedder: str
+    embedding_dim: int
+    format_version: int
+    indexed_commit: str
+    head_commit: str
+    files_by_language: dict[str, int] = field(default_factory=dict)
+    chunks_by_kind: dict[str, int] = field(default_factory=dict)
+    edges_by_kind: dict[str, int] = field(default_factory=dict)
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def embedded_fraction(self) -> float:
+        return self.vectors / self.chunks if self.chunks else 1.0
+
+    @property
+    def stale_files(self) -> int:
+        return len(self.added) + len(self.modified) + len(self.deleted)
+
+
+def _root_of(path: str | Path) -> Path:
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise PathError(f"{path}: no such folder; give the path of a repository to index")
+    if not root.is_dir():
+        raise PathError(
+            f"{path}: is a file, not a folder; give the repository folder "
+            f"(use `codecite chunks {path}` to see how one file is cut)"
+        )
+    return root.resolve()
+
+
+def find_index(start: str | Path = ".") -> Path | None:
+    """The nearest ``.codecite`` folder holding an index, from ``start`` upwards."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        if (folder / INDEX_DIRNAME / DB_NAME).is_file():
+            return folder / INDEX_DIRNAME
+    return None
+
+
+class Index:
+    """An index of one repository: a store plus the config it was opened with."""
+
+    def __init__(self, root: Path, index_dir: Path, config: Config, store: SQLiteStore) -> None:
+        self.root, self.dir, self.config, self.store = root, index_dir, config, store
+
+    @property
+    def repo(self) -> str:
+        return self.config.repo_name or self.store.get_meta("repo") or self.root.name
+
+    def update(self, *, full: bool = False, embed: bool = True, dry_run: bool = False,
+               on_progress: ProgressFn | None = None) -> IndexReport:
+        """Bring the index up to date with the files; only what changed is redone."""
+        indexer = Indexer(self.store, self.root, self.config, self.repo, on_progress)
+        return indexer.run(full=full, embed=embed, dry_run=dry_run)
+
+    def chunks(self, path: str | None = None) -> Iterator[Chunk]:
+        """Stored chunks ordered by path and line, optionally under a repo-relative path."""
+        return self.store.chunks(path)
+
+    def status(self) -> IndexStatus:
+        counts = self.store.counts()
+        meta = self.store.get_meta
+        walked = walk(self.root, self.config)
+        status = IndexStatus(
+            root=str(self.root), index_dir=str(self.dir), files=counts["files"],
+            chunks=counts["chunks"], vectors=counts["vectors"], edges=counts["edges"],
+            embedder=meta("embedder"), embedding_dim=int(meta("embedding_dim", "0") or 0),
+            format_version=int(meta("format_version", "0")),
+            indexed_commit=meta("indexed_commit"), head_commit=walked.head_commit,
+            files_by_language=self.store.group_counts("files", "language"),
+            chunks_by_kind=self.store.group_counts("chunks", "kind"),
+            edges_by_kind=self.store.group_counts("edges", "kind"),
+        )
+        self._staleness(status, walked.files)
+        return status
+
+    def _staleness(self, status: IndexStatus, files: list) -> None:  # type: ignore[type-arg]
+        known = self.store.files()
+        current = {f.path: f for f in files if not _inside(Path(f.abspath), self.dir)}
+        status.deleted = sorted(set(known) - set(current))
+        for path, source in sorted(current.items()):
+            old = known.get(path)
+            if old is None:
+                status.added.append(path)
+            elif (old["size"], old["mtime_ns"]) != (source.size, source.mtime_ns) and (
+                file_digest(source.abspath) != old["hash"]
+            ):
+                status.modified.append(path)
+
+    def changed_since_commit(self) -> set[str] | None:
+        commit = self.store.get_meta("indexed_commit")
+        return git_changed_paths(self.root, commit) if commit else None
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def open_index(path: str | Path = ".", *, index_dir: str | Path | None = None,
+               config: Config | None = None, create: bool = True,
+               overrides: dict[str, object] | None = None) -> Index:
+    """Open (or create) the index of the repository at ``path``.
+
+    ``index_dir`` defaults to ``path/.codecite``. With ``create=False`` a missing
+    index raises :class:`IndexMissingError` with the command that builds one.
+    """
+    root = _root_of(path)
+    folder = Path(index_dir).expanduser().resolve() if index_dir else root / INDEX_DIRNAME
+    if not create and not (folder / DB_NAME).is_file():
+        raise IndexMissingError(
+            f"no index at {folder}; build one with `codecite index {path}`"
+        )
+    cfg = config or load_config(root, overrides=overrides)
+    return Index(root, folder, cfg, SQLiteStore(folder, create=True))
+
+
+def open_existing(index_dir: str | Path | None = None, start: str | Path = ".",
+                  overrides: dict[str, object] | None = None) -> Index:
+    """Open an existing index: ``index_dir`` if given, else the nearest one above ``start``."""
+    if index_dir:
+        folder = Path(index_dir).expanduser().resolve()
+        if not (folder / DB_NAME).is_file():
+            raise IndexMissingError(f"no index at {folder}; build one with `codecite index PATH`")
+        store = SQLiteStore(folder, create=False)
+        root = Path(store.get_meta("root") or folder.parent)
+        store.close()
+        return open_index(root, index_dir=folder, create=False, overrides=overrides)
+    found = find_index(start)
+    if found is None:
+        raise IndexMissingError(
+            f"no codecite index in {Path(start).resolve()} or its parents; "
+            "build one with `codecite index PATH` or pass --index DIR"
+        )
+    return open_index(found.parent, index_dir=found, create=False, overrides=overrides)

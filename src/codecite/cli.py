@@ -1,0 +1,338 @@
+"""The ``codecite`` command: the only place that prints, exits and draws progress.
+
+Exit codes: 0 success, 1 user error (message, no traceback), 2 internal error,
+130 interrupted (what was committed stays usable).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.syntax import Syntax
+from rich.table import Table
+
+try:  # typer >= 0.26 vendors click; older releases use the click package
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+except ImportError:  # pragma: no cover
+    from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+from . import __version__
+from .api import Index, IndexStatus, open_existing, open_index
+from .errors import CodeciteError, UserError
+from .indexer import IndexReport, Interrupted
+from .pipeline import Progress as ProgressEvent
+
+app = typer.Typer(
+    name="codecite",
+    help="Ask questions about a codebase; answers cite the code as path:start-end.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+STAGE_LABELS = {"parse": "Parsing files", "graph": "Resolving graph", "embed": "Embedding chunks"}
+STAGE_UNITS = {"parse": "files", "graph": "steps", "embed": "chunks"}
+
+IndexOpt = Annotated[
+    Path | None, typer.Option("--index", help="Index folder (default: PATH/.codecite).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"codecite {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log details to stderr.")
+    ] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")] = False,
+) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+@contextmanager
+def _progress_bar(enabled: bool) -> Iterator[Any]:
+    """A rich progress bar driven by the library's progress events."""
+    if not enabled:
+        yield None
+        return
+    columns = (
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err, transient=False) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def on_event(event: ProgressEvent) -> None:
+            if event.stage not in tasks:
+                tasks[event.stage] = bar.add_task(
+                    STAGE_LABELS.get(event.stage, event.stage), total=event.total or None, rate=""
+                )
+            task = bar.tasks[tasks[event.stage]]
+            speed = task.speed
+            rate = f"{speed:,.0f} {STAGE_UNITS.get(event.stage, '')}/s" if speed else ""
+            bar.update(tasks[event.stage], completed=event.done, total=event.total or None,
+                       rate=rate)
+
+        yield on_event
+
+
+def _emit_json(data: object) -> None:
+    """Machine output: plain JSON on stdout, one document, no colours or wrapping."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+def _exit_for(exc: BaseException) -> int:
+    if isinstance(exc, UserError):
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        return 1
+    err.print(f"[red]internal error:[/red] {escape(str(exc))}", soft_wrap=True)
+    logging.getLogger(__name__).debug("traceback", exc_info=exc)
+    return 2
+
+
+# --- index ------------------------------------------------------------------------
+@app.command()
+def index(
+    path: Annotated[Path, typer.Argument(help="Repository folder to index.")] = Path("."),
+    index_dir: IndexOpt = None,
+    full: Annotated[bool, typer.Option("--full", help="Rebuild from scratch.")] = False,
+    no_embed: Annotated[bool, typer.Option(
+        "--no-embed", help="Keyword index and graph only; no vectors.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show what would be indexed and the embedding time; write nothing.")
+    ] = False,
+    embedder: Annotated[str | None, typer.Option(
+        "--embedder", help="Embedding model: minilm (default, bundled) or openai:MODEL.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Index a repository: chunks, code graph, keyword index, then vectors.
+
+    Re-running indexes only what changed. Ctrl-C keeps what was done; run again to resume.
+    """
+    overrides: dict[str, object] = {"embedder": embedder}
+    with open_index(path, index_dir=index_dir, overrides=overrides) as idx, \
+            _progress_bar(not as_json and err.is_terminal) as on_progress:
+        report = idx.update(full=full, embed=not no_embed, dry_run=dry_run,
+                            on_progress=on_progress)
+    if as_json:
+        _emit_json(_report_json(report))
+    else:
+        _print_report(report)
+
+
+def _report_json(report: IndexReport) -> dict[str, Any]:
+    data = asdict(report)
+    data["skipped"] = [asdict(s) for s in report.skipped]
+    data["skipped_by_reason"] = report.skipped_by_reason()
+    data["changed"] = report.changed
+    return data
+
+
+def _breakdown(counts: dict[str, int] | dict[str, float], unit: str = "") -> str:
+    if not counts:
+        return "-"
+    total = sum(counts.values())
+    parts = ", ".join(
+        f"{k} {v:,.2f}{unit}" if isinstance(v, float) else f"{k} {v:,}" for k, v in counts.items()
+    )
+    return parts if unit else f"{total:,}: {parts}"
+
+
+def _print_report(report: IndexReport) -> None:
+    verb = "would index" if report.dry_run else "indexed"
+    out.print(
+        f"[bold]{escape(report.root)}[/bold]: {report.files_seen:,} files; "
+        f"{report.changed:,} files changed ({len(report.added)} added, "
+        f"{len(report.modified)} modified, {len(report.deleted)} deleted), "
+        f"{report.unchanged:,} unchanged; {verb} {report.chunks_written:,} chunks",
+        soft_wrap=True,
+    )
+    table = Table(title="Summary", title_justify="left", show_header=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    rows = (
+        ("Files by language", _breakdown(report.files_by_language)),
+        ("Chunks by kind", _breakdown(report.chunks_by_kind)),
+        ("Skipped by reason", _breakdown(report.skipped_by_reason())),
+        ("Secrets redacted", _breakdown(report.secrets_redacted)),
+        ("Graph edges", _breakdown(report.edges_by_kind)),
+        ("Time", _breakdown(report.seconds, "s")),
+    )
+    for label, value in rows:
+        table.add_row(label, value)
+    out.print(table)
+    if report.fallback_files:
+        out.print(f"[yellow]{len(report.fallback_files)} files fell back to line windows[/yellow]")
+    if report.dry_run:
+        out.print(
+            f"Would embed about {report.embed_pending:,} chunks: "
+            f"~{report.estimated_embed_seconds / 60:.1f} min on this machine (nothing written)."
+        )
+    else:
+        out.print(
+            f"Embeddings ({report.embedder or 'none'}): {report.embedded:,} computed, "
+            f"{report.embed_reused:,} reused, {report.embed_pending:,} pending."
+        )
+
+
+# --- status -----------------------------------------------------------------------
+@app.command()
+def status(
+    path: Annotated[Path | None, typer.Argument(help="Repository (default: nearest index).")]
+    = None,
+    index_dir: IndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show what is indexed: files, chunks, model, embedded share and staleness."""
+    with _open(path, index_dir) as idx:
+        st = idx.status()
+    if as_json:
+        data = asdict(st)
+        data["embedded_fraction"] = st.embedded_fraction
+        data["stale_files"] = st.stale_files
+        _emit_json(data)
+        return
+    _print_status(st)
+
+
+def _open(path: Path | None, index_dir: Path | None) -> Index:
+    if path is not None:
+        return open_index(path, index_dir=index_dir, create=False)
+    return open_existing(index_dir)
+
+
+def _print_status(st: IndexStatus) -> None:
+    table = Table(show_header=False, show_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    commit = st.indexed_commit[:12] or "-"
+    if st.head_commit and st.head_commit != st.indexed_commit:
+        commit += f" (HEAD is now {st.head_commit[:12]})"
+    rows = [
+        ("repository", st.root), ("index", st.index_dir),
+        ("files", f"{st.files:,}"), ("chunks", f"{st.chunks:,}"),
+        ("embedded", f"{st.vectors:,} ({st.embedded_fraction:.0%})"),
+        ("model", f"{st.embedder or 'none'}" + (f" ({st.embedding_dim}-d)" if st.embedder else "")),
+        ("graph edges", ", ".join(f"{k} {v:,}" for k, v in st.edges_by_kind.items()) or "0"),
+        ("indexed commit", commit),
+        ("changed since", f"{st.stale_files} files ({len(st.added)} added, "
+         f"{len(st.modified)} modified, {len(st.deleted)} deleted)"),
+    ]
+    for key, value in rows:
+        table.add_row(key, value)
+    out.print(table)
+    if st.stale_files:
+        out.print("Run `codecite index` to bring the index up to date.")
+
+
+# --- chunks -----------------------------------------------------------------------
+@app.command()
+def chunks(
+    target: Annotated[Path | None, typer.Argument(
+        help="File or folder whose chunks to show (default: the whole repository).")] = None,
+    index_dir: IndexOpt = None,
+    content: Annotated[bool, typer.Option(
+        "--content/--no-content", help="Show each chunk's code.")] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show how files were cut into chunks (read a few to check the chunking)."""
+    start = target if target is not None and target.is_dir() else (
+        target.parent if target is not None else Path(".")
+    )
+    with open_existing(index_dir, start=start) as idx:
+        rel = _relative(target, idx.root) if target is not None else None
+        found = list(idx.chunks(rel))
+    if target is not None and not found:
+        raise UserError(
+            f"{target}: nothing indexed there (is it skipped, or new since the last "
+            "`codecite index`? `codecite index --json` lists skipped files)"
+        )
+    if as_json:
+        _emit_json({"chunks": [asdict(c) for c in found]})
+        return
+    for c in found:
+        header = f"[bold cyan]{escape(c.path)}:{c.start_line}-{c.end_line}[/]  "
+        header += f"[bold]{escape(c.qualname)}[/] "
+        header += f"({c.kind}{f', part {c.part}' if c.part else ''}, {c.language})"
+        out.print(header, soft_wrap=True)
+        if content:
+            lexer = c.language if c.language not in ("config", "text", "c_sharp") else (
+                "csharp" if c.language == "c_sharp" else "text")
+            out.print(Syntax(c.content, lexer, line_numbers=True, start_line=c.start_line,
+                             word_wrap=True))
+    out.print(f"{len(found)} chunks")
+
+
+def _relative(target: Path, root: Path) -> str:
+    full = target.resolve()
+    try:
+        rel = full.relative_to(root)
+    except ValueError:
+        raise UserError(f"{target}: not inside the indexed repository {root}") from None
+    return "" if str(rel) == "." else rel.as_posix()
+
+
+def main() -> None:
+    """Entry point: run the app, turning errors into exit codes."""
+    try:
+        app(standalone_mode=False)
+    except Interrupted as exc:
+        r = exc.report
+        err.print(
+            f"[yellow]interrupted[/yellow]: {r.embedded:,} chunks embedded this run, "
+            f"{r.embed_pending:,} pending; the index is usable, run `codecite index` to resume"
+        )
+        sys.exit(130)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]")
+        sys.exit(130)
+    except CodeciteError as exc:
+        sys.exit(_exit_for(exc))
+    except (typer.Exit, SystemExit) as exc:
+        code = exc.exit_code if isinstance(exc, typer.Exit) else exc.code
+        sys.exit(code)
+    except NoArgsIsHelpError as exc:
+        exc.show()
+        sys.exit(0)
+    except ClickException as exc:  # bad flags or arguments: a user error
+        exc.show()
+        sys.exit(1 if isinstance(exc, UsageError) else exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except Exception as exc:  # a bug: short message, traceback with CODECITE_DEBUG=1
+        if os.environ.get("CODECITE_DEBUG"):
+            raise
+        sys.exit(_exit_for(exc))

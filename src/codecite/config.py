@@ -1,0 +1,145 @@
+"""One typed configuration, loaded in layers:
+defaults → ``codecite.toml`` in the repository (or ``[tool.codecite]`` in
+``pyproject.toml``) → ``CODECITE_*`` environment variables → explicit overrides
+(CLI flags).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+ENV_PREFIX = "CODECITE_"
+
+
+@dataclass
+class Config:
+    # --- walk -----------------------------------------------------------------
+    #: Extra gitignore-style patterns to exclude (on top of .gitignore and .codeciteignore).
+    exclude: list[str] = field(default_factory=list)
+    #: Files larger than this are skipped (bytes).
+    max_file_bytes: int = 1_048_576
+    #: Follow the default excludes (lock files, vendored, minified, generated).
+    default_excludes: bool = True
+    #: Repository name stored in every chunk; "" means the folder name.
+    repo_name: str = ""
+    # --- chunking -------------------------------------------------------------
+    #: A function longer than this many lines is split at statement boundaries.
+    max_chunk_lines: int = 150
+    #: Text/config files up to this many lines are one ``file`` chunk.
+    small_file_lines: int = 50
+    #: Line windows for large text files and unknown languages.
+    window_lines: int = 60
+    window_overlap: int = 15
+    # --- scrubbing ------------------------------------------------------------
+    scrub_secrets: bool = True
+    #: Minimum Shannon entropy (bits/char) for a string literal to count as a secret.
+    entropy_threshold: float = 4.2
+    #: Minimum length of such a literal.
+    entropy_min_length: int = 24
+    # --- embedding ------------------------------------------------------------
+    #: Registry name of the embedder ("minilm", "openai:MODEL", ...).
+    embedder: str = "minilm"
+    embed_batch_size: int = 32
+    #: Threads for the local model; 0 means all cores.
+    embed_threads: int = 0
+    #: Shared embedding cache folder; "" means the user cache folder.
+    cache_dir: str = ""
+    #: Chunks committed per embedding batch transaction.
+    embed_commit_every: int = 256
+    # --- indexing -------------------------------------------------------------
+    #: Worker processes for parsing; 0 means one per core.
+    workers: int = 0
+    #: Append each search/ask to ``<index>/queries.jsonl``.
+    query_log: bool = True
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    def replace(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, **changes)
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    """Coerce ``value`` to the type of Config field ``name``."""
+    default = getattr(Config(), name)
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+        if isinstance(default, list):
+            if isinstance(value, str):
+                return [v.strip() for v in value.split(",") if v.strip()]
+            return [str(v) for v in value]
+        return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"{source}: invalid value {value!r} for '{name}' "
+            f"(expected {type(default).__name__})"
+        ) from None
+
+
+def _apply(base: dict[str, Any], values: dict[str, Any], source: str) -> None:
+    known = set(Config.field_names())
+    for key, value in values.items():
+        name = key.replace("-", "_")
+        if name not in known:
+            choices = ", ".join(sorted(known))
+            raise ConfigError(f"{source}: unknown setting '{key}'. Known settings: {choices}")
+        base[name] = _coerce(name, value, source)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def load_config(
+    repo: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    environ: dict[str, str] | None = None,
+) -> Config:
+    """Build the Config for a repository: defaults, then files, env, overrides."""
+    values: dict[str, Any] = {}
+    if repo is not None:
+        root = Path(repo)
+        pyproject = root / "pyproject.toml"
+        if pyproject.is_file():
+            tool = _read_toml(pyproject).get("tool", {}).get("codecite")
+            if isinstance(tool, dict):
+                _apply(values, tool, str(pyproject))
+        own = root / "codecite.toml"
+        if own.is_file():
+            _apply(values, _read_toml(own), str(own))
+    env = os.environ if environ is None else environ
+    from_env = {
+        key[len(ENV_PREFIX) :].lower(): val
+        for key, val in env.items()
+        if key.startswith(ENV_PREFIX) and key[len(ENV_PREFIX) :].lower() in Config.field_names()
+    }
+    _apply(values, from_env, "environment")
+    if overrides:
+        _apply(values, {k: v for k, v in overrides.items() if v is not None}, "option")
+    return Config(**values)

@@ -1,0 +1,262 @@
+"""Embeddings from any OpenAI-compatible HTTP endpoint (OpenAI, Ollama, vLLM,
+LM Studio, llama.cpp server): ``POST {base}/embeddings``.
+
+Configuration comes from the environment: ``CODECITE_OPENAI_BASE_URL`` or
+``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``) and
+``CODECITE_OPENAI_API_KEY`` or ``OPENAI_API_KEY``. A key is required unless the
+server is local (loopback, a private network address, or a single-label host
+name such as a compose service ``ollama``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import httpx
+import numpy as np
+
+from ..errors import ConfigError, EmbeddingError
+from .base import l2_normalise
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BASE_URL_ENVS = ("CODECITE_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+API_KEY_ENVS = ("CODECITE_OPENAI_API_KEY", "OPENAI_API_KEY")
+#: Dimensions of well-known models, so ``dim`` needs no request for them.
+KNOWN_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+_PROBE_TEXT = "dimension probe"
+
+
+def _first_env(environ: Mapping[str, str], names: Sequence[str]) -> str:
+    for name in names:
+        value = environ.get(name, "").strip()
+        if value:
+            return value
+    return ""
+
+
+def is_local_url(url: str) -> bool:
+    """True for loopback, private-network and single-label hosts (no key needed)."""
+    host = (httpx.URL(url).host or "").strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost") or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return bool(host) and "." not in host
+    return address.is_loopback or address.is_private or address.is_unspecified
+
+
+class OpenAIEmbedder:
+    """``openai:MODEL``: batched requests, retries with backoff, unit rows."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dim: int | None = None,
+        batch_size: int = 64,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+        max_tokens: int = 8191,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """``base_url``/``api_key`` default to the environment; ``dim`` is learned
+        from the first response when not given. A failed request is retried up
+        to ``max_retries`` times, waiting ``backoff * 2**attempt`` seconds (at
+        most ``max_backoff``, or the server's ``Retry-After``)."""
+        if not model:
+            raise ConfigError(
+                'the openai embedder needs a model: embedder = "openai:text-embedding-3-small"'
+            )
+        env = os.environ if environ is None else environ
+        self.model = model
+        self.base_url = (base_url or _first_env(env, BASE_URL_ENVS) or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key = api_key if api_key is not None else _first_env(env, API_KEY_ENVS)
+        if not self.api_key and not is_local_url(self.base_url):
+            raise ConfigError(
+                f"no API key: set OPENAI_API_KEY (or CODECITE_OPENAI_API_KEY) to embed with "
+                f"{model} at {self.base_url}, or point CODECITE_OPENAI_BASE_URL at a local "
+                f"server (Ollama: http://localhost:11434/v1)"
+            )
+        self.batch_size = max(1, batch_size)
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_tokens = max_tokens
+        self._dim = dim if dim is not None else KNOWN_DIMS.get(model)
+        self._client: httpx.Client | None = None
+
+    @property
+    def name(self) -> str:
+        return f"openai:{self.model}"
+
+    @property
+    def dim(self) -> int:
+        """The vector dimension; when neither given nor seen yet, one short probe
+        request is made to learn it."""
+        if self._dim is None:
+            self.embed([_PROBE_TEXT], "query")
+        assert self._dim is not None
+        return self._dim
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/embeddings"
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            headers = {"Content-Type": "application/json"}
+            if self.api_key:
+                headers["Authorization"] = f"Bearer {self.api_key}"
+            self._client = httpx.Client(timeout=self.timeout, headers=headers)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> OpenAIEmbedder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def embed(
+        self, texts: Sequence[str], kind: Literal["document", "query"] = "document"
+    ) -> np.ndarray:
+        """Embed ``texts`` in requests of ``batch_size``; ``kind`` is ignored
+        (the OpenAI API has no query/document modes)."""
+        if kind not in ("document", "query"):
+            raise ValueError(f"kind must be 'document' or 'query', not {kind!r}")
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        parts = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            parts.append(self._parse(self._post(batch), len(batch)))
+        matrix = np.vstack(parts)
+        if self._dim is None:
+            self._dim = int(matrix.shape[1])
+        elif matrix.shape[1] != self._dim:
+            raise EmbeddingError(
+                f"{self.name} at {self.base_url} returned {matrix.shape[1]}-d vectors, "
+                f"expected {self._dim}; check the model name"
+            )
+        return l2_normalise(matrix)
+
+    def _post(self, batch: list[str]) -> Any:
+        """The JSON body of a successful response, after retries."""
+        payload = {"model": self.model, "input": batch}
+        attempt = 0
+        while True:
+            retry_after: float | None = None
+            try:
+                response = self._http().post(self.url, json=payload)
+            except httpx.TransportError as exc:
+                problem = f"cannot reach {self.url} ({type(exc).__name__}: {exc})"
+                if attempt >= self.max_retries:
+                    raise EmbeddingError(
+                        f"{problem} after {attempt + 1} attempts; is the server running? "
+                        f"Set CODECITE_OPENAI_BASE_URL to its address"
+                    ) from None
+            else:
+                if response.status_code < 300:
+                    return self._json(response)
+                if response.status_code not in _RETRY_STATUS or attempt >= self.max_retries:
+                    raise EmbeddingError(self._http_error(response, attempt + 1))
+                problem = f"HTTP {response.status_code}: {_server_message(response)}"
+                retry_after = _retry_after(response)
+            delay = min(self.max_backoff, self.backoff * 2**attempt)
+            if retry_after is not None:
+                delay = min(self.max_backoff, max(delay, retry_after))
+            attempt += 1
+            log.warning("%s; retry %d/%d in %.1fs", problem, attempt, self.max_retries, delay)
+            time.sleep(delay)
+
+    def _json(self, response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            raise EmbeddingError(
+                f"{self.url} answered HTTP {response.status_code} with non-JSON "
+                f"({response.text[:200]!r}); is CODECITE_OPENAI_BASE_URL an "
+                f"OpenAI-compatible API (usually ending in /v1)?"
+            ) from None
+
+    def _http_error(self, response: httpx.Response, attempts: int) -> str:
+        status = response.status_code
+        head = f"{self.url} answered HTTP {status}: {_server_message(response)}"
+        if status in (401, 403):
+            return f"{head}. Check OPENAI_API_KEY (or CODECITE_OPENAI_API_KEY)"
+        if status == 404:
+            return (
+                f'{head}. Check the model name in embedder = "{self.name}" and that '
+                f"CODECITE_OPENAI_BASE_URL points at the API root (usually ending in /v1)"
+            )
+        if status in _RETRY_STATUS:
+            return (
+                f"{head} (gave up after {attempts} attempts). The server is failing or "
+                f"rate-limiting; try again later or lower embed_batch_size"
+            )
+        return f"{head}. The request was refused; check the model name and input size"
+
+    def _parse(self, body: Any, expected: int) -> np.ndarray:
+        """Rows of ``data[i].embedding`` ordered by ``index``."""
+        try:
+            data = body["data"]
+            items = sorted(
+                ((int(item.get("index", pos)), item["embedding"]) for pos, item in enumerate(data)),
+                key=lambda pair: pair[0],
+            )
+            matrix = np.asarray([vector for _, vector in items], dtype=np.float32)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise EmbeddingError(
+                f"{self.url} returned an unexpected response ({type(exc).__name__}: {exc}); "
+                f'expected {{"data": [{{"index": i, "embedding": [...]}}]}}'
+            ) from None
+        if matrix.ndim != 2 or matrix.shape[0] != expected:
+            raise EmbeddingError(
+                f"{self.url} returned {len(items)} embeddings for {expected} inputs"
+            )
+        return matrix
+
+
+def _server_message(response: httpx.Response) -> str:
+    """The error message a server put in its body (OpenAI, Ollama, vLLM shapes)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text.strip()[:300] or response.reason_phrase
+    if isinstance(body, dict):
+        error = body.get("error", body.get("detail", body.get("message")))
+        if isinstance(error, dict):
+            error = error.get("message", error)
+        if error:
+            return str(error)[:300]
+    return str(body)[:300]
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after", "")
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

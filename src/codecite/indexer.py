@@ -1,0 +1,325 @@
+"""Incremental orchestration of the index flow:
+
+    walk ─► detect changes ─► (read, scrub, parse, chunk, extract) on every
+    core ─► store in batches ─► resolve graph ─► embed, most useful first
+
+Only wiring lives here. The keyword index and the graph are committed before
+any vector is computed, so the repository is searchable at once; vectors follow
+in committed batches, and an interrupted run resumes where it stopped. A file's
+row in ``files`` is written in the same transaction as its chunks, so a crash
+never leaves a half-indexed file that looks complete: the next run redoes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import Config
+from .embed import EmbeddingCache, default_cache_dir, embed_text, embed_with_cache, get_embedder
+from .errors import CodeciteError, ModelMismatchError
+from .graph import resolve
+from .pipeline import (
+    FILES_PER_COMMIT,
+    FileResult,
+    Progress,
+    ProgressFn,
+    Timer,
+    chunk_priority,
+    run_workers,
+)
+from .store.sqlite import SQLiteStore
+from .types import Skipped, SourceFile
+from .walk import WalkResult, walk
+
+log = logging.getLogger(__name__)
+
+#: Chunks/s of the default model on 2 cores (bench/index_bench.py), for --dry-run estimates.
+ESTIMATED_CHUNKS_PER_SECOND = 20.0
+GRAPH_KINDS = ("calls", "inherits", "tests", "imports")
+
+
+@dataclass
+class IndexReport:
+    """What an index run did (the CLI's summary table and ``index --json``)."""
+
+    root: str
+    index_dir: str
+    dry_run: bool = False
+    files_seen: int = 0
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    chunks_written: int = 0
+    files_by_language: dict[str, int] = field(default_factory=dict)
+    chunks_by_kind: dict[str, int] = field(default_factory=dict)
+    secrets_redacted: dict[str, int] = field(default_factory=dict)
+    fallback_files: list[str] = field(default_factory=list)
+    edges_by_kind: dict[str, int] = field(default_factory=dict)
+    embedder: str = ""
+    embedded: int = 0
+    embed_reused: int = 0
+    embed_pending: int = 0
+    estimated_embed_seconds: float = 0.0
+    interrupted: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> int:
+        return len(self.added) + len(self.modified) + len(self.deleted)
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        return dict(Counter(s.reason for s in self.skipped).most_common())
+
+
+class Interrupted(CodeciteError):
+    """Ctrl-C during indexing; what was committed stays usable. Carries the report."""
+
+    def __init__(self, report: IndexReport) -> None:
+        super().__init__("interrupted; run `codecite index` again to resume")
+        self.report = report
+
+
+class Indexer:
+    """One incremental run over a repository into a store."""
+
+    def __init__(self, store: SQLiteStore, root: Path, config: Config, repo: str,
+                 on_progress: ProgressFn | None = None) -> None:
+        self.store, self.root, self.config, self.repo = store, root, config, repo
+        self.progress: ProgressFn = on_progress or (lambda _event: None)
+        self.timer = Timer()
+
+    # --- the run -------------------------------------------------------------
+    def run(self, *, full: bool = False, embed: bool = True, dry_run: bool = False) -> IndexReport:
+        report = IndexReport(str(self.root), str(self.store.dir), dry_run=dry_run)
+        embedder = get_embedder(self.config.embedder, self.config) if embed else None
+        if embedder is not None and not full:
+            self._check_model(embedder.name)
+        if full and not dry_run:
+            self._clear()
+        started = time.perf_counter()
+        walked = walk(self.root, self.config)
+        files = [f for f in walked.files if not self._inside_index(f)]
+        self.timer.add("walk", started)
+        report.files_seen, report.skipped = len(files), list(walked.skipped)
+        if dry_run:
+            report.files_by_language = dict(Counter(f.language for f in files).most_common())
+        try:
+            self._update_files(files, report, dry_run)
+            if not dry_run:
+                self._finish_graph(report)
+                if embedder is not None:
+                    self._embed(embedder, report)
+                self._write_meta(walked, embedder.name if embedder else "", embedder)
+            else:
+                self._estimate(report, embedder)
+        except KeyboardInterrupt:
+            report.interrupted = True
+            self._finish_interrupted(report, embedder)
+            raise Interrupted(report) from None
+        finally:
+            report.seconds = dict(self.timer.seconds)
+        self._summarise(report)
+        return report
+
+    def _inside_index(self, source: SourceFile) -> bool:
+        try:
+            Path(source.abspath).resolve().relative_to(self.store.dir.resolve())
+        except ValueError:
+            return False
+        return True
+
+    def _check_model(self, name: str) -> None:
+        built = self.store.get_meta("embedder")
+        has_vectors = self.store.counts()["vectors"] > 0
+        if built and built != name and has_vectors:
+            raise ModelMismatchError(
+                f"index built with {built}; run `codecite index --full` to rebuild with {name}"
+            )
+
+    def _clear(self) -> None:
+        with self.store.transaction():
+            for path in list(self.store.files()):
+                self.store.delete_file(path)
+            self.store.clear_vectors()
+
+    # --- files ---------------------------------------------------------------
+    def _update_files(self, files: list[SourceFile], report: IndexReport, dry_run: bool) -> None:
+        started = time.perf_counter()
+        known = self.store.files()
+        current = {f.path for f in files}
+        report.deleted = sorted(p for p in known if p not in current)
+        todo: list[tuple[SourceFile, str]] = []
+        for source in files:
+            old = known.get(source.path)
+            if old and old["size"] == source.size and old["mtime_ns"] == source.mtime_ns:
+                report.unchanged += 1
+            else:
+                todo.append((source, str(old["hash"]) if old else ""))
+        self._old_names = self.store.names_in_paths(
+            [s.path for s, known_hash in todo if known_hash] + report.deleted
+        )
+        if report.deleted and not dry_run:
+            with self.store.transaction():
+                for path in report.deleted:
+                    self.store.delete_file(path)
+        self._process(todo, known, report, dry_run)
+        self.timer.add("parse", started)
+
+    def _process(self, todo: list[tuple[SourceFile, str]], known: dict[str, dict[str, object]],
+                 report: IndexReport, dry_run: bool) -> None:
+        batch: list[FileResult] = []
+        self.progress(Progress("parse", 0, len(todo)))
+        for done, result in enumerate(run_workers(todo, self.repo, self.config), start=1):
+            if isinstance(result, Skipped):
+                report.skipped.append(result)
+                if result.path in known:
+                    report.deleted.append(result.path)
+                    batch.append(FileResult(SourceFile(result.path, "", "", 0), "", chunks=[]))
+            elif result.unchanged:
+                report.unchanged += 1
+                batch.append(result)
+            else:
+                (report.modified if result.source.path in known else report.added).append(
+                    result.source.path
+                )
+                batch.append(result)
+            if len(batch) >= FILES_PER_COMMIT:
+                self._write(batch, report, dry_run)
+                batch = []
+            self.progress(Progress("parse", done, len(todo), result.path if isinstance(
+                result, Skipped) else result.source.path))
+        self._write(batch, report, dry_run)
+
+    def _write(self, batch: list[FileResult], report: IndexReport, dry_run: bool) -> None:
+        for result in batch:
+            if result.fallback:
+                report.fallback_files.append(result.source.path)
+            for kind, n in result.secrets.items():
+                report.secrets_redacted[kind] = report.secrets_redacted.get(kind, 0) + n
+            report.chunks_written += len(result.chunks)
+            if dry_run:
+                for chunk in result.chunks:
+                    kinds = report.chunks_by_kind
+                    kinds[chunk.kind] = kinds.get(chunk.kind, 0) + 1
+        if dry_run or not batch:
+            return
+        with self.store.transaction():
+            for result in batch:
+                self._write_one(result)
+
+    def _write_one(self, result: FileResult) -> None:
+        src = result.source
+        if not src.abspath:  # a previously indexed file that is now skipped
+            self.store.delete_file(src.path)
+            return
+        if result.unchanged:
+            self.store.touch_file(src.path, src.size, src.mtime_ns, src.git_blob)
+            return
+        self.store.delete_file(src.path)
+        self.store.add_chunks(result.chunks, [chunk_priority(c) for c in result.chunks])
+        self.store.add_facts(src.path, result.facts.imports, result.facts.refs)
+        self.store.put_file(
+            src.path, src.language, result.digest, src.size, src.mtime_ns, src.git_blob,
+            len(result.chunks), sum(result.secrets.values()),
+        )
+
+    # --- graph ---------------------------------------------------------------
+    def _finish_graph(self, report: IndexReport) -> None:
+        changed = report.added + report.modified
+        if not (changed or report.deleted):
+            return
+        started = time.perf_counter()
+        self.progress(Progress("graph", 0, 1))
+        full = bool(report.added or report.deleted)
+        if full:  # the set of files changed: imports and names may resolve differently
+            refs = self.store.refs_for(all_refs=True)
+            srcs = set(self.store.chunk_ids_by_path(self.store.files()))
+        else:
+            names = self._old_names | self.store.names_in_paths(changed)
+            affected = self.store.refs_for(paths=changed, names=names)
+            srcs = {ref.chunk_id for _, ref in affected} | set(
+                self.store.chunk_ids_by_path(changed)
+            )
+            refs = self.store.refs_for(srcs=srcs)
+        edges = resolve(self.store.definitions(), self.store.imports_by_path(), refs)
+        if not full:
+            edges = [e for e in edges if e.src in srcs]
+        with self.store.transaction():
+            self.store.replace_edges(srcs, edges, GRAPH_KINDS)
+            self.store.prune_edges()
+        self.timer.add("graph", started)
+        self.progress(Progress("graph", 1, 1))
+
+    # --- vectors -------------------------------------------------------------
+    def _embed(self, embedder: object, report: IndexReport) -> None:
+        started = time.perf_counter()
+        with self.store.transaction():
+            report.embed_reused = self.store.reuse_vectors_by_content()
+            self.store.prune_vectors()
+        total = self.store.count_missing_vectors()
+        cache = EmbeddingCache(default_cache_dir(self.config) / "embeddings.db")
+        self.progress(Progress("embed", 0, total))
+        done = 0
+        try:
+            while True:
+                chunks = self.store.chunks_missing_vectors(self.config.embed_commit_every)
+                if not chunks:
+                    break
+                matrix = embed_with_cache(
+                    embedder, cache, [embed_text(c) for c in chunks],  # type: ignore[arg-type]
+                    self.config.embed_batch_size,
+                    on_progress=lambda n, _t, base=done: self.progress(
+                        Progress("embed", base + n, total)
+                    ),
+                )
+                with self.store.transaction():
+                    self.store.put_vectors(chunks, matrix)
+                done += len(chunks)
+                report.embedded = done
+                self.progress(Progress("embed", done, total))
+        finally:
+            self.timer.add("embed", started)
+        self.store.export_vectors(embedder.dim)  # type: ignore[attr-defined]
+
+    def _finish_interrupted(self, report: IndexReport, embedder: object | None) -> None:
+        """Keep what was committed usable: vectors snapshot and metadata."""
+        try:
+            if embedder is not None and not report.dry_run:
+                self.store.export_vectors(embedder.dim)  # type: ignore[attr-defined]
+            report.embed_pending = self.store.count_missing_vectors()
+        except Exception:  # pragma: no cover - best effort on the way out
+            log.exception("could not save the vectors snapshot after an interrupt")
+
+    def _estimate(self, report: IndexReport, embedder: object | None) -> None:
+        pending = report.chunks_written + self.store.count_missing_vectors()
+        report.embed_pending = pending if embedder is not None else 0
+        report.estimated_embed_seconds = report.embed_pending / ESTIMATED_CHUNKS_PER_SECOND
+
+    def _write_meta(self, walked: WalkResult, model: str, embedder: object | None) -> None:
+        values = {
+            "repo": self.repo,
+            "root": str(self.root),
+            "indexed_commit": walked.head_commit,
+            "is_git": "1" if walked.is_git else "0",
+            "updated_at": str(time.time()),
+        }
+        if embedder is not None:
+            values["embedder"] = model
+            values["embedding_dim"] = str(embedder.dim)  # type: ignore[attr-defined]
+        with self.store.transaction():
+            self.store.set_meta(values)
+
+    def _summarise(self, report: IndexReport) -> None:
+        if report.dry_run:
+            return
+        report.files_by_language = self.store.group_counts("files", "language")
+        report.chunks_by_kind = self.store.group_counts("chunks", "kind")
+        report.edges_by_kind = self.store.group_counts("edges", "kind")
+        report.embed_pending = self.store.count_missing_vectors()
+        report.embedder = self.store.get_meta("embedder")

@@ -1,0 +1,385 @@
+"""The embedded default store: one SQLite file per index (WAL mode) and a
+memory-mappable ``vectors.npy`` snapshot beside it.
+
+SQLite is the source of truth for everything, vectors included (one BLOB per
+chunk, committed batch by batch so an interrupted embedding run resumes).
+``vectors.npy`` + ``vectors.ids.json`` are a derived snapshot for fast exact
+cosine search, rewritten atomically when the vectors change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import IndexFormatError
+from ..tokens import token_text
+from ..types import Chunk, Definition, Edge, Import, Reference
+from .migrations import FORMAT_VERSION, MIGRATIONS
+
+DB_NAME = "index.db"
+VECTORS_NAME = "vectors.npy"
+VECTOR_IDS_NAME = "vectors.ids.json"
+
+_CHUNK_COLS = (
+    "id, repo, path, language, kind, name, qualname, start_line, end_line, content, "
+    "context, content_hash, signature, docstring, parent, part"
+)
+
+
+def _row_to_chunk(row: Sequence[object]) -> Chunk:
+    return Chunk(*row)  # type: ignore[arg-type]
+
+
+@contextmanager
+def _atomic_write(path: Path) -> Iterator[Path]:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+class SQLiteStore:
+    """Chunks, files, graph and vectors of one index folder."""
+
+    def __init__(self, index_dir: str | Path, *, create: bool = True) -> None:
+        self.dir = Path(index_dir)
+        if create:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            gitignore = self.dir / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("# codecite index: local build output\n*\n")
+        self.db_path = self.dir / DB_NAME
+        self.conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=OFF")
+        self._migrate()
+
+    # --- lifecycle -------------------------------------------------------------
+    def close(self) -> None:
+        self.conn.close()
+
+    def _version(self) -> int:
+        has_meta = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+        ).fetchone()
+        if not has_meta:
+            return 0
+        row = self.conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _migrate(self) -> None:
+        version = self._version()
+        if version > FORMAT_VERSION:
+            raise IndexFormatError(
+                f"{self.db_path} was written by a newer codecite (format {version}, this one "
+                f"reads up to {FORMAT_VERSION}); upgrade codecite or rebuild with --full"
+            )
+        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+            with self.transaction():
+                migration(self.conn)
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('format_version', ?)",
+                    (str(number),),
+                )
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic batch: everything inside commits together or not at all."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # --- metadata --------------------------------------------------------------
+    def get_meta(self, key: str, default: str = "") -> str:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else default
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items())
+        )
+
+    # --- files -----------------------------------------------------------------
+    def files(self) -> dict[str, dict[str, object]]:
+        cur = self.conn.execute(
+            "SELECT path, language, hash, size, mtime_ns, git_blob, n_chunks, secrets FROM files"
+        )
+        cols = [d[0] for d in cur.description]
+        return {row[0]: dict(zip(cols, row, strict=True)) for row in cur}
+
+    def put_file(
+        self, path: str, language: str, digest: str, size: int, mtime_ns: int,
+        git_blob: str, n_chunks: int, secrets: int,
+    ) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO files(path, language, hash, size, mtime_ns, git_blob, "
+            "n_chunks, secrets, indexed_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            (path, language, digest, size, mtime_ns, git_blob, n_chunks, secrets, time.time()),
+        )
+
+    def touch_file(self, path: str, size: int, mtime_ns: int, git_blob: str) -> None:
+        self.conn.execute(
+            "UPDATE files SET size=?, mtime_ns=?, git_blob=? WHERE path=?",
+            (size, mtime_ns, git_blob, path),
+        )
+
+    def delete_file(self, path: str) -> None:
+        """Remove a file with its chunks, keyword rows, refs, imports and edges.
+        Vectors are kept until :meth:`prune_vectors` so unchanged chunks keep theirs."""
+        ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
+        self.conn.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path=?)",
+            (path,),
+        )
+        self.conn.execute("DELETE FROM chunks WHERE path=?", (path,))
+        self.conn.execute("DELETE FROM refs WHERE path=?", (path,))
+        self.conn.execute("DELETE FROM imports WHERE path=?", (path,))
+        self.conn.executemany("DELETE FROM edges WHERE src=?", [(i,) for i in ids])
+        self.conn.executemany("DELETE FROM edges WHERE dst=?", [(i,) for i in ids])
+        self.conn.execute("DELETE FROM files WHERE path=?", (path,))
+
+    # --- chunks ----------------------------------------------------------------
+    def add_chunks(self, chunks: Sequence[Chunk], priorities: Sequence[float]) -> None:
+        for chunk, priority in zip(chunks, priorities, strict=True):
+            cur = self.conn.execute(
+                f"INSERT INTO chunks({_CHUNK_COLS}, priority) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    chunk.id, chunk.repo, chunk.path, chunk.language, chunk.kind, chunk.name,
+                    chunk.qualname, chunk.start_line, chunk.end_line, chunk.content,
+                    chunk.context, chunk.content_hash, chunk.signature, chunk.docstring,
+                    chunk.parent, chunk.part, priority,
+                ),
+            )
+            symbol = f"{chunk.name} {chunk.qualname} {chunk.signature}"
+            body = f"{chunk.docstring}\n{chunk.content}"
+            self.conn.execute(
+                "INSERT INTO chunks_fts(rowid, symbol, path, body) VALUES (?,?,?,?)",
+                (cur.lastrowid, token_text(symbol), token_text(chunk.path), token_text(body)),
+            )
+
+    def chunks(self, path_prefix: str | None = None) -> Iterator[Chunk]:
+        """Chunks ordered by path and start line, optionally under a path or folder."""
+        sql = f"SELECT {_CHUNK_COLS} FROM chunks"
+        args: tuple[object, ...] = ()
+        if path_prefix:
+            prefix = path_prefix.rstrip("/")
+            sql += " WHERE path = ? OR path LIKE ? ESCAPE '\\'"
+            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            args = (prefix, escaped + "/%")
+        sql += " ORDER BY path, start_line, end_line DESC"
+        for row in self.conn.execute(sql, args):
+            yield _row_to_chunk(row)
+
+    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        out: dict[str, Chunk] = {}
+        for chunk_id in ids:
+            row = self.conn.execute(
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE id=?", (chunk_id,)
+            ).fetchone()
+            if row:
+                out[chunk_id] = _row_to_chunk(row)
+        return out
+
+    def definitions(self) -> list[Definition]:
+        return [
+            Definition(*row)
+            for row in self.conn.execute(
+                "SELECT id, path, language, kind, name, qualname FROM chunks "
+                "WHERE kind IN ('function', 'method', 'class', 'module')"
+            )
+        ]
+
+    def chunk_ids_by_path(self, paths: Iterable[str]) -> list[str]:
+        out: list[str] = []
+        for path in paths:
+            out += [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
+        return out
+
+    def names_in_paths(self, paths: Iterable[str]) -> set[str]:
+        names: set[str] = set()
+        for path in paths:
+            names.update(
+                r[0] for r in self.conn.execute(
+                    "SELECT name FROM chunks WHERE path=? AND name != ''", (path,)
+                )
+            )
+        return names
+
+    def counts(self) -> dict[str, int]:
+        q = self.conn.execute
+        return {
+            "files": q("SELECT count(*) FROM files").fetchone()[0],
+            "chunks": q("SELECT count(*) FROM chunks").fetchone()[0],
+            "edges": q("SELECT count(*) FROM edges").fetchone()[0],
+            "vectors": q(
+                "SELECT count(*) FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
+            ).fetchone()[0],
+        }
+
+    def group_counts(self, table: str, column: str) -> dict[str, int]:
+        assert (table, column) in {("files", "language"), ("chunks", "kind"),
+                                   ("chunks", "language"), ("edges", "kind")}
+        rows = self.conn.execute(
+            f"SELECT {column}, count(*) FROM {table} GROUP BY {column} ORDER BY 2 DESC"
+        )
+        return {str(k): int(n) for k, n in rows}
+
+    # --- graph -----------------------------------------------------------------
+    def add_facts(self, path: str, imports: Sequence[Import], refs: Sequence[Reference]) -> None:
+        self.conn.executemany(
+            "INSERT INTO imports(path, module, names, alias, line) VALUES (?,?,?,?,?)",
+            [(path, i.module, json.dumps(list(i.names)), i.alias, i.line) for i in imports],
+        )
+        self.conn.executemany(
+            "INSERT INTO refs(src, path, name, qualifier, kind, line) VALUES (?,?,?,?,?,?)",
+            [(r.chunk_id, path, r.name, r.qualifier, r.kind, r.line) for r in refs],
+        )
+
+    def imports_by_path(self) -> dict[str, list[Import]]:
+        out: dict[str, list[Import]] = {}
+        for path, module, names, alias, line in self.conn.execute(
+            "SELECT path, module, names, alias, line FROM imports ORDER BY path, line"
+        ):
+            out.setdefault(path, []).append(Import(module, tuple(json.loads(names)), alias, line))
+        return out
+
+    def refs_for(self, *, paths: Iterable[str] = (), names: Iterable[str] = (),
+                 srcs: Iterable[str] = (), all_refs: bool = False) -> list[tuple[str, Reference]]:
+        """References by source path, referenced name or source chunk, as (path, Reference)."""
+        sql = "SELECT path, src, name, qualifier, kind, line FROM refs"
+        rows: list[tuple[str, str, str, str, str, int]] = []
+        if all_refs:
+            rows = list(self.conn.execute(sql))
+        else:
+            for column, values in (("path", paths), ("name", names), ("src", srcs)):
+                for value in set(values):
+                    rows += self.conn.execute(f"{sql} WHERE {column}=?", (value,)).fetchall()
+        seen: set[tuple[object, ...]] = set()
+        out: list[tuple[str, Reference]] = []
+        for row in rows:
+            if row not in seen:
+                seen.add(row)
+                out.append((row[0], Reference(row[1], row[2], row[3], row[4], row[5])))
+        return out
+
+    def replace_edges(self, srcs: Iterable[str], edges: Iterable[Edge],
+                      kinds: Sequence[str]) -> None:
+        """Drop the edges of ``kinds`` leaving ``srcs``, then insert ``edges``."""
+        marks = ",".join("?" * len(kinds))
+        self.conn.executemany(
+            f"DELETE FROM edges WHERE src=? AND kind IN ({marks})",
+            [(s, *kinds) for s in set(srcs)],
+        )
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO edges(src, dst, kind, line) VALUES (?,?,?,?)",
+            [(e.src, e.dst, e.kind, e.line) for e in edges],
+        )
+
+    def prune_edges(self) -> int:
+        """Drop edges whose end chunk no longer exists."""
+        cur = self.conn.execute(
+            "DELETE FROM edges WHERE src NOT IN (SELECT id FROM chunks) "
+            "OR dst NOT IN (SELECT id FROM chunks)"
+        )
+        return cur.rowcount
+
+    def edges_from(self, chunk_id: str, kind: str | None = None) -> list[Edge]:
+        sql, args = "SELECT src, dst, kind, line FROM edges WHERE src=?", [chunk_id]
+        if kind:
+            sql, args = sql + " AND kind=?", [*args, kind]
+        return [Edge(*r) for r in self.conn.execute(sql, args)]
+
+    def edges_to(self, chunk_id: str, kind: str | None = None) -> list[Edge]:
+        sql, args = "SELECT src, dst, kind, line FROM edges WHERE dst=?", [chunk_id]
+        if kind:
+            sql, args = sql + " AND kind=?", [*args, kind]
+        return [Edge(*r) for r in self.conn.execute(sql, args)]
+
+    # --- vectors ---------------------------------------------------------------
+    def chunks_missing_vectors(self, limit: int) -> list[Chunk]:
+        """Chunks with no vector yet, most useful first."""
+        rows = self.conn.execute(
+            f"SELECT {', '.join('c.' + c.strip() for c in _CHUNK_COLS.split(','))} "
+            "FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id "
+            "WHERE v.chunk_id IS NULL ORDER BY c.priority DESC, c.path, c.start_line LIMIT ?",
+            (limit,),
+        )
+        return [_row_to_chunk(r) for r in rows]
+
+    def count_missing_vectors(self) -> int:
+        return int(self.conn.execute(
+            "SELECT count(*) FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id "
+            "WHERE v.chunk_id IS NULL"
+        ).fetchone()[0])
+
+    def reuse_vectors_by_content(self) -> int:
+        """Give chunks without a vector the vector of a chunk with the same content
+        (a renamed or moved file, an unchanged function in an edited file)."""
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO vectors(chunk_id, content_hash, vec) "
+            "SELECT c.id, c.content_hash, (SELECT v2.vec FROM vectors v2 "
+            "  WHERE v2.content_hash = c.content_hash LIMIT 1) "
+            "FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id "
+            "WHERE v.chunk_id IS NULL AND EXISTS "
+            "  (SELECT 1 FROM vectors v3 WHERE v3.content_hash = c.content_hash)"
+        )
+        return cur.rowcount
+
+    def put_vectors(self, chunks: Sequence[Chunk], matrix: np.ndarray) -> None:
+        data = np.ascontiguousarray(matrix, dtype=np.float32)
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO vectors(chunk_id, content_hash, vec) VALUES (?,?,?)",
+            [(c.id, c.content_hash, data[i].tobytes()) for i, c in enumerate(chunks)],
+        )
+
+    def prune_vectors(self) -> int:
+        cur = self.conn.execute(
+            "DELETE FROM vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)"
+        )
+        return cur.rowcount
+
+    def clear_vectors(self) -> None:
+        self.conn.execute("DELETE FROM vectors")
+
+    def export_vectors(self, dim: int) -> int:
+        """Write the ``vectors.npy`` snapshot (and its row → chunk id map) atomically."""
+        rows = self.conn.execute(
+            "SELECT v.chunk_id, v.vec FROM vectors v JOIN chunks c ON c.id = v.chunk_id "
+            "ORDER BY c.rowid"
+        ).fetchall()
+        matrix = np.zeros((len(rows), dim), dtype=np.float32)
+        for i, (_, blob) in enumerate(rows):
+            matrix[i] = np.frombuffer(blob, dtype=np.float32)
+        with _atomic_write(self.dir / VECTORS_NAME) as tmp, tmp.open("wb") as fh:
+            np.save(fh, matrix)
+        with _atomic_write(self.dir / VECTOR_IDS_NAME) as tmp:
+            tmp.write_text(json.dumps([r[0] for r in rows]))
+        return len(rows)
+
+    def load_vectors(self) -> tuple[list[str], np.ndarray] | None:
+        """The snapshot, memory-mapped, or None when there is none."""
+        npy, ids_file = self.dir / VECTORS_NAME, self.dir / VECTOR_IDS_NAME
+        if not (npy.exists() and ids_file.exists()):
+            return None
+        ids = json.loads(ids_file.read_text())
+        matrix = np.load(npy, mmap_mode="r")
+        if matrix.shape[0] != len(ids):
+            return None
+        return ids, matrix
