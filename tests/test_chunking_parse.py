@@ -20,13 +20,13 @@ The same property is checked on real Python files of the installed packages.
 from __future__ import annotations
 
 import sysconfig
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from codecite.chunking import chunk_file, parse
 from codecite.chunking.grammars import detect_language
+from codecite.chunking.reparse import parses_alone
 from codecite.config import Config
 from codecite.types import Chunk
 
@@ -35,38 +35,6 @@ CODE_FIXTURES = [
     "python.py", "javascript.js", "typescript.ts", "tsx.tsx", "go.go", "java.java",
     "rust.rs", "c.c", "cpp.cpp", "c_sharp.cs", "ruby.rb", "php.php",
 ]
-
-_CLASS = "class _Shell {{\n{}\n}}"
-SHELLS: dict[str, list[str]] = {
-    "python": [],
-    "java": [_CLASS],
-    "c_sharp": [_CLASS],
-    "javascript": [_CLASS, "({{\n{}\n}})"],
-    "typescript": [_CLASS, "({{\n{}\n}})"],
-    "tsx": [_CLASS, "({{\n{}\n}})"],
-    "php": ["<?php\n{}", "<?php\nclass _Shell {{\n{}\n}}"],
-    "rust": ["impl _Shell {{\n{}\n}}"],
-    "cpp": ["class _Shell {{\n{}\n}};"],
-    "go": [],
-    "c": [],
-    "ruby": [],
-}
-
-
-def _clean(text: str, language: str) -> bool:
-    """No ERROR/MISSING node. A newline is added, as files end with one (Go's
-    grammar wants a line end after a type declaration)."""
-    return not parse(text + "\n", language).root_node.has_error
-
-
-def parses_alone(chunk: Chunk) -> bool:
-    content = chunk.content
-    if chunk.language == "python":
-        content = textwrap.dedent(content)
-    if chunk.language != "php" and _clean(content, chunk.language):
-        return True
-    return any(_clean(shell.format(content), chunk.language) for shell in SHELLS[chunk.language])
-
 
 def _code_chunks(path: Path, name: str) -> list[Chunk]:
     text = path.read_text(encoding="utf-8")

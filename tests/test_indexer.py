@@ -175,3 +175,40 @@ def test_plain_folder_and_gitignore(tmp_path: Path) -> None:
     report = _index(root, embed=False)
     assert "app.py" in report.added and "secret_notes.txt" not in report.added
     assert not any(p.startswith("build/") for p in report.added)
+
+
+def _edge_set(repo: Path, index_dir: Path) -> set[tuple[str, str, str]]:
+    with codecite.open_index(repo, index_dir=index_dir) as idx:
+        rows = idx.store.conn.execute(
+            "SELECT s.path || '::' || s.qualname, d.path || '::' || d.qualname, e.kind "
+            "FROM edges e JOIN chunks s ON s.id = e.src JOIN chunks d ON d.id = e.dst"
+        ).fetchall()
+    return set(rows)
+
+
+def test_incremental_graph_equals_a_full_rebuild(shop_repo: Path, tmp_path: Path) -> None:
+    inc = tmp_path / "inc-index"
+    with codecite.open_index(shop_repo, index_dir=inc) as idx:
+        idx.update(embed=False)
+    pricing = shop_repo / "shop" / "pricing.py"
+    pricing.write_text(pricing.read_text() + (
+        "\n\ndef loyalty_bonus_points(total):\n"
+        '    """Points earned on an order."""\n'
+        "    return int(total)\n"
+    ))
+    orders = shop_repo / "shop" / "orders.py"
+    orders.write_text(orders.read_text() + (
+        "\n\ndef award_points(order_total):\n"
+        "    from shop.pricing import loyalty_bonus_points\n\n"
+        "    return loyalty_bonus_points(order_total)\n"
+    ))
+    with codecite.open_index(shop_repo, index_dir=inc) as idx:
+        report = idx.update(embed=False)
+    assert sorted(report.modified) == ["shop/orders.py", "shop/pricing.py"]
+    full = tmp_path / "full-index"
+    with codecite.open_index(shop_repo, index_dir=full) as idx:
+        idx.update(embed=False)
+    inc_edges, full_edges = _edge_set(shop_repo, inc), _edge_set(shop_repo, full)
+    assert ("shop/orders.py::award_points", "shop/pricing.py::loyalty_bonus_points",
+            "calls") in inc_edges
+    assert inc_edges == full_edges

@@ -21,7 +21,7 @@ from pathlib import Path
 from .config import Config
 from .embed import EmbeddingCache, default_cache_dir, embed_text, embed_with_cache, get_embedder
 from .errors import CodeciteError, ModelMismatchError
-from .graph import resolve
+from .graph.resolve import Resolver, dedupe
 from .pipeline import (
     FILES_PER_COMMIT,
     FileResult,
@@ -161,9 +161,9 @@ class Indexer:
                 report.unchanged += 1
             else:
                 todo.append((source, str(old["hash"]) if old else ""))
-        self._old_names = self.store.names_in_paths(
-            [s.path for s, known_hash in todo if known_hash] + report.deleted
-        )
+        maybe_changed = [s.path for s, known_hash in todo if known_hash] + report.deleted
+        self._old_names = self.store.names_in_paths(maybe_changed)
+        self._dependents = self.store.paths_pointing_to(maybe_changed)
         if report.deleted and not dry_run:
             with self.store.transaction():
                 for path in report.deleted:
@@ -238,18 +238,20 @@ class Indexer:
         self.progress(Progress("graph", 0, 1))
         full = bool(report.added or report.deleted)
         if full:  # the set of files changed: imports and names may resolve differently
-            refs = self.store.refs_for(all_refs=True)
-            srcs = set(self.store.chunk_ids_by_path(self.store.files()))
-        else:
+            paths = set(self.store.files())
+        else:  # files that changed, and files referring to names they define(d)
             names = self._old_names | self.store.names_in_paths(changed)
-            affected = self.store.refs_for(paths=changed, names=names)
-            srcs = {ref.chunk_id for _, ref in affected} | set(
-                self.store.chunk_ids_by_path(changed)
-            )
-            refs = self.store.refs_for(srcs=srcs)
-        edges = resolve(self.store.definitions(), self.store.imports_by_path(), refs)
-        if not full:
-            edges = [e for e in edges if e.src in srcs]
+            paths = set(changed) | (self._dependents & set(self.store.files())) | {
+                p for p, _ in self.store.refs_for(names=names)
+            }
+        refs = self.store.refs_for(all_refs=True) if full else self.store.refs_for(paths=paths)
+        srcs = set(self.store.chunk_ids_by_path(paths))
+        resolver = Resolver(self.store.definitions(), self.store.imports_by_path())
+        edges = dedupe([
+            *resolver.ref_edges(refs),
+            *resolver.import_edges(None if full else paths),
+            *resolver.convention_edges(None if full else paths),
+        ])
         with self.store.transaction():
             self.store.replace_edges(srcs, edges, GRAPH_KINDS)
             self.store.prune_edges()

@@ -254,12 +254,12 @@ def _apply(rule: _Rule, text: str, ctx: _Ctx, counts: Counter[str]) -> str:
 # --- private keys -------------------------------------------------------------
 
 _PRIVATE_KEY = re.compile(
-    r"-----BEGIN (?P<label>[A-Z0-9 ]*)PRIVATE KEY(?P<block> BLOCK)?-----"
+    r"-----BEGIN (?P<label>[A-Z0-9 ]*)PRIVATE KEY(?P<block>(?: BLOCK)?)-----"
     r"(?P<body>.{0,40000}?)-----END (?P=label)PRIVATE KEY(?P=block)-----",
     re.DOTALL,
 )
-_KEY_LINE = re.compile(r"[A-Za-z0-9+/=][^\n\"'`]*[A-Za-z0-9+/=]|[A-Za-z0-9+/=]")
-_ESCAPED_BODY = re.compile(r"((?:\\[rn]|\s)*)(.*?)((?:\\[rn]|\s)*)", re.DOTALL)
+_KEY_LINE = re.compile(r"[A-Za-z0-9+/=][^\r\n\"'`]*[A-Za-z0-9+/=]|[A-Za-z0-9+/=]")
+_ESCAPED_BODY = re.compile(r"((?:\\[rn]|[ \t])*)([^\r]*?)((?:\\[rn]|[ \t])*)")
 
 
 def _redact_key_body(body: str) -> str:
@@ -276,10 +276,13 @@ def _redact_key_body(body: str) -> str:
 
 def _scrub_private_keys(text: str, counts: Counter[str]) -> str:
     def repl(m: re.Match[str]) -> str:
+        body = _redact_key_body(m.group("body"))
+        if body == m.group("body"):
+            return m.group(0)
         counts["private-key"] += 1
         start, end = m.start("body") - m.start(), m.end("body") - m.start()
         whole = m.group(0)
-        return whole[:start] + _redact_key_body(m.group("body")) + whole[end:]
+        return whole[:start] + body + whole[end:]
 
     return _PRIVATE_KEY.sub(repl, text)
 
@@ -301,7 +304,7 @@ _QUOTED_VALUE = re.compile(
     r"""(?:=>|:=|=(?!=)|:)[ \t]*(?P<q>["'`])(?P<s>(?:\\.|(?!(?P=q))[^\\\r\n])*)(?P=q)"""
 )
 _UNQUOTED_VALUE = re.compile(
-    r"""["']?(?P<sp>[ \t]*)[:=][ \t]*(?P<s>[^\s'"`#][^\r\n]*?)[ \t]*(?:[ \t]+#[^\r\n]*)?$""",
+    r"""["']?(?P<sp>[ \t]*)[:=][ \t]*(?P<s>[^\s'"`#][^\r\n]*?)[ \t]*(?:[ \t]+#[^\r\n]*)?\r?$""",
     re.MULTILINE,
 )
 _ADO_VALUE = re.compile(r"[ \t]*=[ \t]*(?P<s>[^;'\"\r\n]+)")

@@ -222,6 +222,16 @@ class SQLiteStore:
             )
         return names
 
+    def paths_pointing_to(self, paths: Iterable[str]) -> set[str]:
+        """Files with an edge into a chunk of ``paths`` (their callers, importers, tests)."""
+        out: set[str] = set()
+        for path in paths:
+            out.update(r[0] for r in self.conn.execute(
+                "SELECT DISTINCT s.path FROM chunks d JOIN edges e ON e.dst = d.id "
+                "JOIN chunks s ON s.id = e.src WHERE d.path = ?", (path,)
+            ))
+        return out
+
     def counts(self) -> dict[str, int]:
         q = self.conn.execute
         return {
