@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -170,3 +172,27 @@ def test_default_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert "codecite" in str(default_cache_dir(Config()))
     cache = EmbeddingCache.for_config(Config(cache_dir=str(tmp_path)))
     assert cache.path.parent == tmp_path and cache.enabled
+
+
+WRITER = """
+import sys, numpy as np
+from codecite.embed import EmbeddingCache
+cache = EmbeddingCache(sys.argv[1])
+for i in range(40):
+    cache.put_many("m", {f"{sys.argv[2]}-{i}-{j}": np.ones(8, np.float32) for j in range(25)})
+    cache.get_many("m", [f"{sys.argv[2]}-{i}-0"])
+assert cache.enabled
+"""
+
+
+def test_two_processes_write_at_once(tmp_path: Path) -> None:
+    path = str(tmp_path / "cache.db")
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, path, name], stderr=subprocess.PIPE)
+        for name in ("a", "b")
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err.decode()
+        assert b"busy" not in err and b"disabled" not in err
+    assert EmbeddingCache(path).count("m") == 2 * 40 * 25

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from codecite.embed import DEFAULT_MAX_CHARS, embed_text
+from codecite.embed import DEFAULT_MAX_CHARS, PROSE_MAX_CHARS, embed_text
 from codecite.types import Chunk
 
 METHOD = '''    @cached  # noqa: E501
@@ -117,3 +117,16 @@ def test_snake_case_name_is_not_repeated() -> None:
         CHUNK, name="calculate_discount", qualname="calculate_discount", kind="function"
     )
     assert embed_text(chunk).splitlines()[0] == "shop/pricing.py function calculate_discount"
+
+
+def test_prose_gets_a_larger_default_budget() -> None:
+    doc = replace(
+        CHUNK,
+        language="markdown",
+        kind="section",
+        signature="",
+        docstring="",
+        content="\n".join(f"Sentence number {i} explains the shop." for i in range(200)),
+    )
+    assert DEFAULT_MAX_CHARS < len(embed_text(doc)) <= PROSE_MAX_CHARS
+    assert len(embed_text(doc, max_chars=300)) <= 300

@@ -53,6 +53,42 @@ class Config:
     cache_dir: str = ""
     #: Chunks committed per embedding batch transaction.
     embed_commit_every: int = 256
+    # --- retrieval ------------------------------------------------------------
+    #: Reciprocal Rank Fusion constant: score = sum(weight / (rrf_k + rank)).
+    rrf_k: int = 60
+    keyword_weight: float = 1.0
+    vector_weight: float = 1.0
+    #: Weights used instead when the query is mostly identifiers (``calculatePriceWithTax``).
+    identifier_keyword_weight: float = 2.0
+    identifier_vector_weight: float = 0.5
+    #: Weights used instead for natural-language questions with no identifier.
+    prose_keyword_weight: float = 1.0
+    prose_vector_weight: float = 1.0
+    #: Candidates taken from each list before fusion.
+    candidates: int = 50
+    #: BM25 weights of the keyword index's columns (symbol names, path, body).
+    bm25_symbol_weight: float = 4.0
+    bm25_path_weight: float = 2.0
+    bm25_body_weight: float = 1.0
+    #: Graph expansion: on by default, from the top seeds, hard cap on added chunks.
+    expand: bool = True
+    expand_seeds: int = 5
+    expand_max: int = 20
+    #: An expanded chunk scores this share of its seed's score (so it ranks below it).
+    expand_score_factor: float = 0.6
+    # Rerank: signals we own, added to the fused score normalised to [0, 1].
+    rerank: bool = True
+    rerank_exact_symbol: float = 0.5
+    rerank_agreement: float = 0.15
+    #: Agreement counts when the chunk is within this rank in both lists.
+    rerank_agreement_top: int = 10
+    rerank_graph_proximity: float = 0.1
+    #: Subtracted for tests/docs/examples unless the question is about them (then added).
+    rerank_path_prior: float = 0.15
+    #: Subtracted for module headers, line windows and whole files (less precise units).
+    rerank_coarse_kind: float = 0.05
+    #: Characters per token when packing to a budget.
+    chars_per_token: float = 3.5
     # --- indexing -------------------------------------------------------------
     #: Worker processes for parsing; 0 means one per core.
     workers: int = 0

@@ -313,6 +313,7 @@ class Indexer:
         }
         if embedder is not None:
             values["embedder"] = model
+            values["embedder_spec"] = self.config.embedder  # registry name, to load it again
             values["embedding_dim"] = str(embedder.dim)  # type: ignore[attr-defined]
         with self.store.transaction():
             self.store.set_meta(values)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import math
 import re
 from collections import Counter
@@ -178,7 +179,7 @@ MAX_WORDINESS = 0.45
 
 
 def _judge_entropy(m: re.Match[str], ctx: _Ctx) -> bool | str:
-    s = m.group("s")
+    s = m.group("s")[:4096]  # enough to judge a long blob
     if not (any(c.isdigit() for c in s) and any(c.isalpha() for c in s)):
         return False
     if len(_ALPHABET_RUN.findall(s)) > 2:  # "ABCDEFGHIJ...0123456789+/" alphabets
@@ -253,11 +254,11 @@ def _apply(rule: _Rule, text: str, ctx: _Ctx, counts: Counter[str]) -> str:
 
 # --- private keys -------------------------------------------------------------
 
-_PRIVATE_KEY = re.compile(
-    r"-----BEGIN (?P<label>[A-Z0-9 ]*)PRIVATE KEY(?P<block>(?: BLOCK)?)-----"
-    r"(?P<body>.{0,40000}?)-----END (?P=label)PRIVATE KEY(?P=block)-----",
-    re.DOTALL,
-)
+_KEY_MARK = r"(?P<label>[A-Z0-9 ]*)PRIVATE KEY(?P<block>(?: BLOCK)?)-----"
+_KEY_BEGIN = re.compile(r"-----BEGIN " + _KEY_MARK)
+_KEY_END = re.compile(r"-----END " + _KEY_MARK)
+#: Longest key body looked at (an RSA-16384 key is ~13 KB).
+MAX_KEY_BODY = 40_000
 _KEY_LINE = re.compile(r"[A-Za-z0-9+/=][^\r\n\"'`]*[A-Za-z0-9+/=]|[A-Za-z0-9+/=]")
 _ESCAPED_BODY = re.compile(r"((?:\\[rn]|[ \t])*)([^\r]*?)((?:\\[rn]|[ \t])*)")
 
@@ -275,16 +276,26 @@ def _redact_key_body(body: str) -> str:
 
 
 def _scrub_private_keys(text: str, counts: Counter[str]) -> str:
-    def repl(m: re.Match[str]) -> str:
-        body = _redact_key_body(m.group("body"))
-        if body == m.group("body"):
-            return m.group(0)
-        counts["private-key"] += 1
-        start, end = m.start("body") - m.start(), m.end("body") - m.start()
-        whole = m.group(0)
-        return whole[:start] + body + whole[end:]
-
-    return _PRIVATE_KEY.sub(repl, text)
+    """Each BEGIN marker is paired with the next END marker of the same label."""
+    ends = list(_KEY_END.finditer(text))
+    starts = [e.start() for e in ends]
+    parts: list[str] = []
+    done = 0
+    for begin in _KEY_BEGIN.finditer(text):
+        i = bisect.bisect_left(starts, begin.end())
+        if begin.start() < done or i == len(ends):
+            continue
+        end = ends[i]
+        same = end.group("label", "block") == begin.group("label", "block")
+        body = text[begin.end() : end.start()]
+        if not same or len(body) > MAX_KEY_BODY:
+            continue
+        redacted = _redact_key_body(body)
+        if redacted != body:
+            parts += [text[done : begin.end()], redacted]
+            done = end.start()
+            counts["private-key"] += 1
+    return "".join([*parts, text[done:]]) if parts else text
 
 
 # --- assignments to secret-named keys -----------------------------------------
@@ -300,13 +311,18 @@ _KEYWORD = re.compile(
     re.IGNORECASE,
 )
 _QUOTED_VALUE = re.compile(
-    r"""["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w\[\]., |]*?[ \t]*(?==))?"""
+    r"""["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w\[\]., |]*(?==))?"""
     r"""(?:=>|:=|=(?!=)|:)[ \t]*(?P<q>["'`])(?P<s>(?:\\.|(?!(?P=q))[^\\\r\n])*)(?P=q)"""
 )
+#: Longest unquoted value considered (and line prefix before a key): bounds the work
+#: per candidate, so a line full of ``password=`` stays linear.
+MAX_UNQUOTED = 256
 _UNQUOTED_VALUE = re.compile(
-    r"""["']?(?P<sp>[ \t]*)[:=][ \t]*(?P<s>[^\s'"`#][^\r\n]*?)[ \t]*(?:[ \t]+#[^\r\n]*)?\r?$""",
-    re.MULTILINE,
+    r"""["']?(?P<sp>[ \t]*)[:=][ \t]*(?P<s>[^\s'"`#][^\r\n]{0,"""
+    + str(MAX_UNQUOTED)
+    + r"""})(?P<more>[^\r\n]?)"""
 )
+_COMMENT = re.compile(r"[ \t]+#")
 _ADO_VALUE = re.compile(r"[ \t]*=[ \t]*(?P<s>[^;'\"\r\n]+)")
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+=]{40}")
 _LINE_PREFIX = re.compile(r"[ \t]*(?:export[ \t]+|-[ \t]+)?[\"']?")
@@ -326,14 +342,13 @@ def _key_ends(text: str) -> list[int]:
     return sorted(ends)
 
 
-def _unquoted_ok(text: str, key_start: int, m: re.Match[str], ctx: _Ctx) -> bool:
+def _unquoted_ok(text: str, key_start: int, m: re.Match[str], value: str, ctx: _Ctx) -> bool:
     """An unquoted value is a literal in config files, and in unindented ``KEY=value``."""
-    value = m.group("s")
-    if value[0] in "|>!&*" or value.endswith((",", "(", "[", "{")):
+    if m.group("more") or not value or value[0] in "|>!&*" or value.endswith((",", "(", "[", "{")):
         return False
-    line_start = text.rfind("\n", 0, key_start) + 1
+    line_start = text.rfind("\n", max(0, key_start - MAX_UNQUOTED), key_start) + 1
     prefix = text[line_start:key_start]
-    if not _LINE_PREFIX.fullmatch(prefix):
+    if (line_start == 0 and key_start > MAX_UNQUOTED) or not _LINE_PREFIX.fullmatch(prefix):
         return False
     if ctx.config_file:
         return True
@@ -366,14 +381,20 @@ def _assignment(text: str, end: int, ctx: _Ctx) -> tuple[int, int, str] | None:
         ok = m is not None and not _is_placeholder(m.group("s"))
         return (m.start("s"), m.end("s"), "connection-string") if m and ok else None
     m = _QUOTED_VALUE.match(text, end)
-    if m is None:
+    if m is not None:
+        value = m.group("s")
+    else:
         m = _UNQUOTED_VALUE.match(text, end)
-        if m is None or not _unquoted_ok(text, start, m, ctx):
+        if m is None:
             return None
-    kind = _keyword_kind(kw.group(0), before, m.group("s"))
-    if kind and _AWS_SECRET.fullmatch(m.group("s")) and "aws" in text[start:end].lower():
+        comment = _COMMENT.search(m.group("s"))
+        value = m.group("s")[: comment.start() if comment else None].rstrip(" \t\r")
+        if not _unquoted_ok(text, start, m, value, ctx):
+            return None
+    kind = _keyword_kind(kw.group(0), before, value)
+    if kind and _AWS_SECRET.fullmatch(value) and "aws" in text[start:end].lower():
         kind = "aws-secret-key"
-    return (m.start("s"), m.end("s"), kind) if kind else None
+    return (m.start("s"), m.start("s") + len(value), kind) if kind else None
 
 
 def _scrub_assignments(text: str, ctx: _Ctx, counts: Counter[str]) -> str:

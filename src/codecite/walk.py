@@ -6,11 +6,16 @@ files that are not ignored); elsewhere a plain walk that honours nested
 ``Config.exclude`` (reason ``excluded``) and the default excludes.
 
 Skip reasons: ``excluded``, ``lockfile``, ``vendored``, ``minified``, ``generated``,
-``binary``, ``too-large``, ``empty``, ``symlink``, ``unreadable``, ``submodule`` and,
-from :func:`read_source`, ``invalid-utf8``. ``binary``, ``too-large``, ``empty``,
-``symlink``, ``unreadable`` and ``submodule`` always apply; the others only with
-``Config.default_excludes``. Files ignored by ``.gitignore`` are not part of the
-repository and are not listed at all.
+``binary``, ``too-large``, ``empty``, ``symlink`` (never followed: no loops),
+``unreadable`` (permissions, FIFOs), ``submodule``, ``invalid-utf8``. ``lockfile``,
+``vendored``, ``minified`` and ``generated`` apply only with
+``Config.default_excludes``; the others always. Files ignored by ``.gitignore`` are
+not part of the repository and are not listed at all; ``.git``/``.codecite`` folders
+are never walked. Content checks read only the first :data:`HEAD_BYTES` bytes.
+
+Encoding: text is UTF-8 (a BOM is dropped). A file with a few invalid bytes (under
+1% of its characters, e.g. a Latin-1 comment) is decoded with U+FFFD replacements
+and indexed; with more it is skipped as ``invalid-utf8``.
 
 A vendored or excluded *directory* is recorded as ONE :class:`Skipped` (path = the
 directory, detail ``"N files"``) instead of one per file. In git mode N is exact
@@ -126,6 +131,8 @@ def read_source(abspath: str | Path, path: str = "") -> tuple[str, str] | Skippe
     """
     name = path or str(abspath)
     try:
+        if not os.path.isfile(abspath):  # a FIFO would block
+            return Skipped(name, "unreadable", "not a regular file")
         with open(abspath, "rb") as fh:
             data = fh.read()
     except OSError as exc:
@@ -214,14 +221,18 @@ def _looks_minified(head: bytes, size: int) -> bool:
 
 
 def _check_file(abspath: str, rel: str, rules: _Rules, blob: str = "") -> SourceFile | Skipped:
-    """Decide one candidate file (which exists) by its path, metadata and first bytes."""
+    """Decide one candidate file by its path, metadata and first bytes; never raises."""
     try:
-        st = os.lstat(abspath)
+        return _decide(abspath, rel, rules, blob)
     except OSError as exc:
-        return Skipped(rel, "unreadable", exc.strerror or "")
+        return Skipped(rel, "unreadable", exc.strerror or type(exc).__name__)
+
+
+def _decide(abspath: str, rel: str, rules: _Rules, blob: str) -> SourceFile | Skipped:
+    st = os.lstat(abspath)
     if stat.S_ISLNK(st.st_mode):
         return Skipped(rel, "symlink", os.readlink(abspath))
-    if not stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or device: never opened
         return Skipped(rel, "unreadable", "not a regular file")
     reason = rules.name_reason(rel)
     if reason is None and st.st_size == 0:
@@ -229,11 +240,8 @@ def _check_file(abspath: str, rel: str, rules: _Rules, blob: str = "") -> Source
     if reason is None and st.st_size > rules.config.max_file_bytes:
         return Skipped(rel, "too-large", f"{st.st_size} bytes")
     if reason is None:
-        try:
-            with open(abspath, "rb") as fh:
-                head = fh.read(HEAD_BYTES)
-        except OSError as exc:
-            return Skipped(rel, "unreadable", exc.strerror or "")
+        with open(abspath, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
         reason = rules.content_reason(head, st.st_size)
         if reason is None and decode_text(head) is None:
             reason = "invalid-utf8"

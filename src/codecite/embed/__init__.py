@@ -17,11 +17,12 @@ from ..errors import ConfigError, UnknownBackendError
 from .base import Embedder, Kind, l2_normalise
 from .batch import ProgressCallback, embed_with_cache
 from .cache import EmbeddingCache, cache_key, default_cache_dir
-from .text import DEFAULT_MAX_CHARS, embed_text
+from .text import DEFAULT_MAX_CHARS, PROSE_MAX_CHARS, embed_text
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
     "EMBEDDERS",
+    "PROSE_MAX_CHARS",
     "Embedder",
     "EmbeddingCache",
     "Kind",

@@ -368,20 +368,25 @@ class SQLiteStore:
     def clear_vectors(self) -> None:
         self.conn.execute("DELETE FROM vectors")
 
-    def export_vectors(self, dim: int) -> int:
-        """Write the ``vectors.npy`` snapshot (and its row → chunk id map) atomically."""
+    def vector_matrix(self, dim: int) -> tuple[list[str], np.ndarray]:
+        """All vectors of live chunks, in chunk order, read from the database."""
         rows = self.conn.execute(
             "SELECT v.chunk_id, v.vec FROM vectors v JOIN chunks c ON c.id = v.chunk_id "
             "ORDER BY c.rowid"
         ).fetchall()
-        matrix = np.zeros((len(rows), dim), dtype=np.float32)
+        matrix = np.empty((len(rows), dim), dtype=np.float32)
         for i, (_, blob) in enumerate(rows):
             matrix[i] = np.frombuffer(blob, dtype=np.float32)
+        return [r[0] for r in rows], matrix
+
+    def export_vectors(self, dim: int) -> int:
+        """Write the ``vectors.npy`` snapshot (and its row → chunk id map) atomically."""
+        ids, matrix = self.vector_matrix(dim)
         with _atomic_write(self.dir / VECTORS_NAME) as tmp, tmp.open("wb") as fh:
             np.save(fh, matrix)
         with _atomic_write(self.dir / VECTOR_IDS_NAME) as tmp:
-            tmp.write_text(json.dumps([r[0] for r in rows]))
-        return len(rows)
+            tmp.write_text(json.dumps(ids))
+        return len(ids)
 
     def load_vectors(self) -> tuple[list[str], np.ndarray] | None:
         """The snapshot, memory-mapped, or None when there is none."""

@@ -1,0 +1,210 @@
+"""Commands that query an index: ``search`` (one query or a ``--batch`` file) and
+``eval`` (retrieval metrics on a golden set)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+from rich.markup import escape
+from rich.syntax import Syntax
+from rich.table import Table
+
+from ..api import Index, open_existing, open_index
+from ..chunking.grammars import GRAMMARS, TEXT_LANGUAGES
+from ..errors import UserError
+from ..evaluate import EvalReport, Retrieved, evaluate, load_golden
+from ..retrieve import Filters, Searcher
+from ..retrieve.types import Hit
+from ..types import CHUNK_KINDS
+from . import IndexOpt, JsonOpt, _emit_json, app, out
+
+LANGUAGES = (*GRAMMARS, *TEXT_LANGUAGES)
+LANGUAGE_ALIASES = {
+    "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
+    "golang": "go", "rs": "rust", "c++": "cpp", "cxx": "cpp", "cs": "c_sharp",
+    "csharp": "c_sharp", "c#": "c_sharp", "rb": "ruby", "md": "markdown",
+}
+#: Lines of code shown under each result in the terminal.
+SHOWN_LINES = 12
+
+KOpt = Annotated[int, typer.Option("-k", "--top", min=1, max=1000, help="Number of results.")]
+LangOpt = Annotated[list[str] | None, typer.Option(
+    "--lang", help="Only these languages (repeatable): python, ts, go, java, ...")]
+PathOpt = Annotated[str | None, typer.Option(
+    "--path", help="Only paths matching this glob (src/**, *.ts, billing/).")]
+KindOpt = Annotated[list[str] | None, typer.Option(
+    "--kind", help=f"Only these chunk kinds (repeatable): {', '.join(CHUNK_KINDS)}.")]
+NoExpandOpt = Annotated[bool, typer.Option(
+    "--no-expand", help="Do not add callers/callees/tests from the code graph.")]
+NoRerankOpt = Annotated[bool, typer.Option(
+    "--no-rerank", help="Keep the fused order (no symbol/graph/path signals).")]
+
+
+def make_filters(lang: list[str] | None, path: str | None, kind: list[str] | None) -> Filters:
+    """Validated filters; unknown values are user errors that list the choices."""
+    languages = []
+    for name in lang or []:
+        value = LANGUAGE_ALIASES.get(name.lower(), name.lower())
+        if value not in LANGUAGES:
+            raise UserError(f"unknown language '{name}'; choose from: {', '.join(LANGUAGES)}")
+        languages.append(value)
+    for value in kind or []:
+        if value not in CHUNK_KINDS:
+            raise UserError(f"unknown kind '{value}'; choose from: {', '.join(CHUNK_KINDS)}")
+    return Filters(tuple(languages), path or "", tuple(kind or ()))
+
+
+def _open_for_query(path: Path | None, index_dir: Path | None) -> Index:
+    if path is not None and path.is_dir():
+        return open_index(path, index_dir=index_dir, create=False)
+    return open_existing(index_dir)
+
+
+@app.command()
+def search(
+    query: Annotated[str | None, typer.Argument(help="What to look for, in plain words.")]
+    = None,
+    path: Annotated[Path | None, typer.Argument(
+        help="Repository (default: the nearest index above the current folder).")] = None,
+    index_dir: IndexOpt = None,
+    k: KOpt = 10,
+    lang: LangOpt = None,
+    path_glob: PathOpt = None,
+    kind: KindOpt = None,
+    no_expand: NoExpandOpt = False,
+    no_rerank: NoRerankOpt = False,
+    budget: Annotated[int | None, typer.Option(
+        "--budget", min=1, help="Pack the best results into this many tokens.")] = None,
+    batch: Annotated[Path | None, typer.Option(
+        "--batch", help="JSONL file of {\"id\", \"query\"} lines ('-' for stdin); "
+        "prints one JSON line per query, in order.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find the code that answers a question: keyword + vector search, graph, rerank."""
+    if batch is not None and query is not None and path is None:
+        query, path = None, Path(query)  # `search --batch FILE REPO`: the one argument is REPO
+    if (query is None) == (batch is None):
+        raise UserError("give a QUERY, or --batch FILE with one JSON query per line")
+    filters = make_filters(lang, path_glob, kind)
+    options = {"expand": False if no_expand else None, "rerank": False if no_rerank else None}
+    with _open_for_query(path, index_dir) as idx:
+        searcher = Searcher(idx)
+        if batch is not None:
+            _run_batch(searcher, batch, k, filters, options, budget)
+            return
+        assert query is not None
+        if not query.strip():
+            raise UserError("the query is empty; say what to look for")
+        result = searcher.search(query, k=k, filters=filters, budget=budget, **options)
+    if as_json:
+        _emit_json(result.to_json())
+        return
+    if not result.hits:
+        out.print("No results. Try other words, fewer filters, or `codecite status` to check "
+                  "what is indexed.")
+    for rank, hit in enumerate(result.hits, start=1):
+        _print_hit(rank, hit)
+    out.print(f"[dim]{len(result.hits)} results · intent {result.intent} · "
+              f"{result.timings_ms.get('total', 0):.0f} ms[/dim]")
+
+
+def _print_hit(rank: int, hit: Hit) -> None:
+    c = hit.chunk
+    out.print(
+        f"[bold]{rank:>2}.[/bold] [bold cyan]{escape(c.path)}:{c.start_line}-{c.end_line}[/]  "
+        f"[bold]{escape(c.qualname)}[/]  [dim]({c.kind}, {escape(hit.source)}: "
+        f"{escape(hit.why)})[/dim]",
+        soft_wrap=True,
+    )
+    lines = c.content.split("\n")
+    shown = "\n".join(lines[:SHOWN_LINES]) + ("\n…" if len(lines) > SHOWN_LINES else "")
+    lexer = {"c_sharp": "csharp", "config": "text", "text": "text"}.get(c.language, c.language)
+    out.print(Syntax(shown, lexer, line_numbers=True, start_line=c.start_line, word_wrap=True))
+
+
+def _batch_lines(source: Path) -> Iterator[tuple[int, str]]:
+    stream: TextIO
+    if str(source) == "-":
+        stream = sys.stdin
+    else:
+        if not source.is_file():
+            raise UserError(f"{source}: no such file; --batch takes a JSONL file of queries")
+        stream = source.open(encoding="utf-8")
+    with stream:
+        for number, line in enumerate(stream, start=1):
+            if line.strip():
+                yield number, line
+
+
+def _run_batch(searcher: Searcher, source: Path, k: int, filters: Filters,
+               options: dict[str, Any], budget: int | None) -> None:
+    """One output line per input line, in order; a bad line gets an ``error`` field."""
+    for number, line in _batch_lines(source):
+        record: dict[str, Any] = {"id": None, "results": []}
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict) or not str(item.get("query", "")).strip():
+                raise ValueError('expected an object with a non-empty "query"')
+            record["id"] = item.get("id", number)
+            result = searcher.search(str(item["query"]), k=int(item.get("k", k)),
+                                     filters=filters, budget=budget, **options)
+            record["results"] = [h.to_json() for h in result.hits]
+        except (ValueError, TypeError) as exc:
+            record["error"] = f"line {number}: {exc}"
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+@app.command(name="eval")
+def eval_command(
+    golden: Annotated[Path, typer.Argument(help="Golden JSONL: {\"query\", \"relevant\": "
+                                           "[{\"path\", \"start_line\", \"end_line\"}]} lines.")],
+    path: Annotated[Path | None, typer.Argument(help="Repository (default: nearest index).")]
+    = None,
+    index_dir: IndexOpt = None,
+    k: KOpt = 10,
+    no_expand: NoExpandOpt = False,
+    no_rerank: NoRerankOpt = False,
+    worst: Annotated[int, typer.Option("--worst", min=0, help="Show the N worst queries.")] = 5,
+    as_json: JsonOpt = False,
+) -> None:
+    """Measure retrieval on a golden set: Recall@1/5/10, Precision@5, MRR, nDCG@10."""
+    queries = load_golden(golden)
+    options = {"expand": False if no_expand else None, "rerank": False if no_rerank else None}
+    with _open_for_query(path, index_dir) as idx:
+        searcher = Searcher(idx)
+        results = [
+            [Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
+             for h in searcher.search(q.query, k=k, **options).hits]
+            for q in queries
+        ]
+    report = evaluate(queries, results, k=k)
+    if as_json:
+        _emit_json(report.to_json())
+        return
+    _print_eval(report, worst)
+
+
+def _print_eval(report: EvalReport, worst: int) -> None:
+    table = Table(title=f"{report.overall.count} queries, k={report.k}", title_justify="left")
+    table.add_column("level")
+    for name in ("R@1", "R@5", "R@10", "P@5", "MRR", "nDCG@10"):
+        table.add_column(name, justify="right")
+    for level, m in (("file", report.file), ("chunk", report.chunk)):
+        table.add_row(level, *(f"{v:.3f}" for v in (
+            m.recall_at_1, m.recall_at_5, m.recall_at_10, m.precision_at_5, m.mrr,
+            m.ndcg_at_10)))
+    out.print(table)
+    if report.by_kind:
+        out.print("By question kind (file R@5 / chunk R@5): " + ", ".join(
+            f"{kind} {s.file.recall_at_5:.2f}/{s.chunk.recall_at_5:.2f} (n={s.count})"
+            for kind, s in report.by_kind.items()), soft_wrap=True)
+    for row in report.worst(worst):
+        out.print(f"[yellow]worst[/yellow] {escape(row.id)}: {escape(row.query)} — file MRR "
+                  f"{row.file.mrr:.2f}; got {escape(', '.join(row.top_paths[:3]) or 'nothing')}",
+                  soft_wrap=True)

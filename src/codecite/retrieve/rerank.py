@@ -1,0 +1,100 @@
+"""Rerank fused candidates with signals we own (no cross-encoder ships its weights
+offline, DESIGN.md section 10). Each signal has a named weight in Config:
+
+- exact symbol: the chunk's name or qualname is an identifier of the query;
+- agreement: the chunk was found by both keyword and vector search;
+- graph proximity: edges link the chunk to other top candidates;
+- path prior: tests, docs and examples rank lower unless the question is about them;
+- coarse kind: module headers, line windows and whole files rank a little lower.
+
+Scores are the fused scores normalised to [0, 1] plus the weighted signals. A
+cross-encoder, if one becomes available offline, plugs in as another ``Reranker``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Protocol
+
+from ..config import Config
+from ..graph.testmap import is_test_path
+from ..store.sqlite import SQLiteStore
+from ..tokens import split_identifier
+from .intent import QueryInfo, symbol_candidates
+from .types import Hit
+
+_DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo)/|\.(md|rst|txt)$",
+                       re.I)
+_ASKS_DOCS = re.compile(r"\b(docs?|documentation|readme|guide|example|examples)\b", re.I)
+COARSE_KINDS = frozenset({"module", "window", "file"})
+#: Candidates whose mutual edges count for graph proximity.
+PROXIMITY_POOL = 20
+
+
+class Reranker(Protocol):
+    def rerank(self, hits: list[Hit], info: QueryInfo) -> list[Hit]: ...
+
+
+def _norm(name: str) -> str:
+    return "".join(split_identifier(name))
+
+
+class SignalReranker:
+    """The default reranker: owned signals with named weights."""
+
+    def __init__(self, store: SQLiteStore, config: Config) -> None:
+        self.store, self.config = store, config
+
+    def rerank(self, hits: list[Hit], info: QueryInfo) -> list[Hit]:
+        if not hits:
+            return hits
+        top = max(h.score for h in hits) or 1.0
+        wanted = {_norm(n) for i in info.identifiers for n in symbol_candidates(i)}
+        linked = self._linked([h.chunk.id for h in hits[:PROXIMITY_POOL]])
+        asks_docs = bool(_ASKS_DOCS.search(info.text))
+        out = []
+        for hit in hits:
+            bonus, why = self._signals(hit, info, wanted, linked.get(hit.chunk.id, 0), asks_docs)
+            reason = hit.why + (f"; {', '.join(why)}" if why else "")
+            out.append(replace(hit, score=hit.score / top + bonus, why=reason))
+        return sorted(out, key=lambda h: -h.score)
+
+    def _signals(self, hit: Hit, info: QueryInfo, wanted: set[str], links: int,
+                 asks_docs: bool) -> tuple[float, list[str]]:
+        c, cfg = hit.chunk, self.config
+        bonus, why = 0.0, []
+        if wanted and (_norm(c.name) in wanted or _norm(c.qualname) in wanted):
+            bonus += cfg.rerank_exact_symbol
+            why.append("exact symbol")
+        top = cfg.rerank_agreement_top
+        if (hit.keyword_rank or top + 1) <= top and (hit.vector_rank or top + 1) <= top:
+            bonus += cfg.rerank_agreement
+            why.append("keyword+vector agree")
+        if links:
+            bonus += cfg.rerank_graph_proximity * min(links, 3) / 3
+            why.append(f"linked to {links} other hits")
+        if is_test_path(c.path):
+            bonus += cfg.rerank_path_prior if info.intent in ("tests", "impact") else (
+                -cfg.rerank_path_prior)
+        elif _DOC_PATH.search(c.path) and not asks_docs:
+            bonus -= cfg.rerank_path_prior
+        if c.kind in COARSE_KINDS:
+            bonus -= cfg.rerank_coarse_kind
+        return bonus, why
+
+    def _linked(self, ids: list[str]) -> dict[str, int]:
+        """For each id, how many of the other ids it shares an edge with."""
+        if len(ids) < 2:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.store.conn.execute(
+            f"SELECT src, dst FROM edges WHERE src IN ({marks}) AND dst IN ({marks})",
+            [*ids, *ids],
+        ).fetchall()
+        counts: dict[str, int] = {}
+        for src, dst in rows:
+            if src != dst:
+                counts[src] = counts.get(src, 0) + 1
+                counts[dst] = counts.get(dst, 0) + 1
+        return counts
