@@ -89,6 +89,25 @@ class Config:
     rerank_coarse_kind: float = 0.05
     #: Characters per token when packing to a budget.
     chars_per_token: float = 3.5
+    # --- answers --------------------------------------------------------------
+    #: "auto" (configured endpoint, else Ollama on localhost, else extractive),
+    #: "extractive", or "openai:MODEL" for any OpenAI-compatible chat endpoint.
+    llm: str = "auto"
+    #: Base URL of the chat endpoint ("" = CODECITE_LLM_BASE_URL / OPENAI_BASE_URL).
+    llm_base_url: str = ""
+    llm_timeout: float = 60.0
+    llm_max_retries: int = 3
+    answer_max_tokens: int = 800
+    #: Tokens of retrieved code given to the answer (leaves room for the answer).
+    answer_context_tokens: int = 3000
+    #: Symbols described by an extractive answer.
+    answer_max_symbols: int = 5
+    #: Abstain ("not enough information") when the best vector similarity is below
+    #: this AND the share of question terms found in the top hits is below the next
+    #: setting. Calibrated on the shop fixture (bench/calibrate_abstain.py): answerable
+    #: questions had similarity 0.356-0.757, unanswerable ones 0.120-0.327.
+    abstain_min_similarity: float = 0.34
+    abstain_min_coverage: float = 0.65
     # --- indexing -------------------------------------------------------------
     #: Worker processes for parsing; 0 means one per core.
     workers: int = 0

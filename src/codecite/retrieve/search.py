@@ -83,9 +83,9 @@ class Searcher:
         info = analyse(query)
         kw_ids = self._keyword(info, filters) if keyword else []
         clock.lap("keyword")
-        vec_ids = self._vector(query, filters) if vector and self.vectors is not None else []
+        similar = self._vector(query, filters) if vector and self.vectors is not None else {}
         clock.lap("vector")
-        hits = self._fuse(info, kw_ids, vec_ids)
+        hits = self._fuse(info, kw_ids, similar)
         if cfg.expand if expand is None else expand:
             hits = graph_expand(self.store, hits, info.intent, cfg)
             clock.lap("expand")
@@ -106,10 +106,11 @@ class Searcher:
         bm25 = keyword_search(conn, info.text, self.config, filters, n)
         return list(dict.fromkeys(exact + bm25))[:n]
 
-    def _vector(self, query: str, filters: Filters | None) -> list[str]:
+    def _vector(self, query: str, filters: Filters | None) -> dict[str, float]:
+        """Chunk id → cosine similarity, best first."""
         assert self.vectors is not None
         found = self.vectors.search(self.embed_query(query), filters, self.config.candidates)
-        return [chunk_id for chunk_id, _ in found]
+        return dict(found)
 
     def _weights(self, info: QueryInfo) -> dict[str, float]:
         cfg = self.config
@@ -120,7 +121,8 @@ class Searcher:
             return {"keyword": cfg.prose_keyword_weight, "vector": cfg.prose_vector_weight}
         return {"keyword": cfg.keyword_weight, "vector": cfg.vector_weight}
 
-    def _fuse(self, info: QueryInfo, kw_ids: list[str], vec_ids: list[str]) -> list[Hit]:
+    def _fuse(self, info: QueryInfo, kw_ids: list[str], similar: dict[str, float]) -> list[Hit]:
+        vec_ids = list(similar)
         scores = rrf({"keyword": kw_ids, "vector": vec_ids}, self._weights(info),
                      self.config.rrf_k)
         kw_rank, vec_rank = ranks(kw_ids), ranks(vec_ids)
@@ -132,7 +134,8 @@ class Searcher:
             kr, vr = kw_rank.get(chunk_id), vec_rank.get(chunk_id)
             source = "hybrid" if kr and vr else "keyword" if kr else "vector"
             why = " + ".join(f"{name} #{r}" for name, r in (("keyword", kr), ("vector", vr)) if r)
-            hits.append(Hit(chunks[chunk_id], score, source, why, kr, vr))
+            hits.append(Hit(chunks[chunk_id], score, source, why, kr, vr,
+                            similarity=similar.get(chunk_id)))
         return hits
 
     def _log(self, result: SearchResult) -> None:

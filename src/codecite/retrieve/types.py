@@ -39,6 +39,8 @@ class Hit:
     vector_rank: int | None = None
     #: For graph hits: the id of the chunk they were expanded from.
     via: str = ""
+    #: Cosine similarity to the query, when vector search found it.
+    similarity: float | None = None
 
     def to_json(self, with_content: bool = True) -> dict[str, Any]:
         """The ``R`` object of ``search --json`` (DESIGN.md section 8)."""

@@ -1,0 +1,1 @@
+"""Answer stage: retrieved chunks → an answer whose every claim cites path:start-end."""

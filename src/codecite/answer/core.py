@@ -1,0 +1,156 @@
+"""Answering, wired from its stages:
+
+    question ─► search (intent-aware, packed to a budget) ─► confidence check
+             ─► extractive answer | prompt ─► LLM ─► citation check ─► Answer
+
+When retrieval confidence is low the answer says "not enough information in the
+indexed code" before any model is asked. Every citation in the final text is
+checked against the context; unverified ones are flagged, never silently kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..retrieve import Searcher
+from ..retrieve.intent import QueryInfo, analyse
+from ..retrieve.keyword import STOPWORDS
+from ..retrieve.search import QUERY_LOG
+from ..retrieve.types import Filters, Hit
+from ..tokens import tokenize
+from .citations import Block, Citation, check_citations
+from .extractive import ExtractiveAnswerer
+from .prompt import INSUFFICIENT, build_messages
+
+log = logging.getLogger(__name__)
+
+#: Top hits whose text counts for the question-term coverage.
+COVERAGE_HITS = 5
+
+
+@dataclass
+class Answer:
+    question: str
+    answer: str
+    citations: list[Citation]
+    sources: list[Hit]
+    insufficient: bool
+    llm: str
+    intent: str = "locate"
+    confidence: dict[str, float] = field(default_factory=dict)
+    #: Problems found by the citation check ("2 citations not in the context", ...).
+    flags: list[str] = field(default_factory=list)
+    #: Why this LLM was used (for ``--llm auto``).
+    llm_reason: str = ""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """``ask --json`` (DESIGN.md section 8), plus intent, confidence and flags."""
+        return {
+            "question": self.question, "answer": self.answer,
+            "citations": [c.to_json() for c in self.citations],
+            "sources": [h.to_json() for h in self.sources],
+            "insufficient": self.insufficient, "llm": self.llm, "llm_reason": self.llm_reason,
+            "intent": self.intent, "confidence": self.confidence, "flags": self.flags,
+            "timings_ms": self.timings_ms,
+        }
+
+
+def confidence(info: QueryInfo, hits: Sequence[Hit]) -> dict[str, float]:
+    """Retrieval confidence signals: the best cosine similarity of a hit, and the
+    share of the question's terms that occur in the top hits."""
+    terms = {t for t in tokenize(info.text) if t not in STOPWORDS and len(t) > 2}
+    seen: set[str] = set()
+    for hit in hits[:COVERAGE_HITS]:
+        c = hit.chunk
+        seen.update(tokenize(f"{c.path} {c.qualname} {c.docstring} {c.content}"))
+    similarity = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
+    coverage = len(terms & seen) / len(terms) if terms else 0.0
+    return {"similarity": round(similarity, 4), "coverage": round(coverage, 4)}
+
+
+def is_insufficient(signals: dict[str, float], min_similarity: float,
+                    min_coverage: float) -> bool:
+    return signals["similarity"] < min_similarity and signals["coverage"] < min_coverage
+
+
+class Answerer:
+    """Answers questions over one index with one searcher (models loaded once)."""
+
+    def __init__(self, searcher: Searcher) -> None:
+        self.searcher, self.config = searcher, searcher.config
+        self.extractive = ExtractiveAnswerer(searcher.store, self.config.answer_max_symbols)
+
+    def ask(self, question: str, *, llm: Any = None, llm_name: str = "extractive",
+            llm_reason: str = "", filters: Filters | None = None, k: int = 12,
+            on_token: Callable[[str], None] | None = None) -> Answer:
+        """Answer ``question``. ``llm`` is an :class:`~codecite.answer.llm.LLM` or None
+        for the extractive answer."""
+        started = time.perf_counter()
+        info = analyse(question)
+        result = self.searcher.search(question, k=k, filters=filters,
+                                      budget=self.config.answer_context_tokens)
+        hits = result.hits
+        signals = confidence(info, hits)
+        answer = Answer(question, "", [], hits, False, llm_name, info.intent, signals,
+                        llm_reason=llm_reason, timings_ms=dict(result.timings_ms))
+        if not hits or is_insufficient(signals, self.config.abstain_min_similarity,
+                                       self.config.abstain_min_coverage):
+            answer.insufficient = True
+            answer.answer = self._abstain(hits)
+        elif llm is None:
+            extract = self.extractive.answer(info, hits)
+            answer.answer = extract.text
+            self._check(answer, [*_blocks(hits), *extract.blocks])
+        else:
+            answer.answer = llm.complete(
+                build_messages(question, hits, info.intent),
+                max_tokens=self.config.answer_max_tokens, on_token=on_token,
+            )
+            answer.insufficient = INSUFFICIENT in answer.answer.lower()
+            self._check(answer, _blocks(hits))
+        answer.timings_ms["answer_total"] = round((time.perf_counter() - started) * 1000, 3)
+        self._log(answer)
+        return answer
+
+    def _abstain(self, hits: Sequence[Hit]) -> str:
+        text = (f"Not enough information in the indexed code to answer this "
+                f"({INSUFFICIENT}).")
+        if hits:
+            text += " The closest code found, which does not appear to answer it:\n"
+            text += "\n".join(f"- {h.chunk.path}:{h.chunk.start_line}-{h.chunk.end_line} "
+                              f"{h.chunk.qualname}" for h in hits[:3])
+        return text + "\n"
+
+    def _check(self, answer: Answer, blocks: Sequence[Block]) -> None:
+        answer.citations = check_citations(answer.answer, blocks)
+        bad = [c for c in answer.citations if not c.verified]
+        if bad:
+            answer.flags.append(
+                f"{len(bad)} citation(s) not in the retrieved context: "
+                + ", ".join(c.text for c in bad)
+            )
+        if not answer.citations and not answer.insufficient and answer.sources:
+            answer.flags.append("the answer cites nothing although context was retrieved")
+
+    def _log(self, answer: Answer) -> None:
+        if not self.config.query_log:
+            return
+        record = {"time": time.time(), "type": "ask", "query": answer.question,
+                  "intent": answer.intent, "chunk_ids": [h.chunk.id for h in answer.sources],
+                  "answer": answer.answer, "llm": answer.llm,
+                  "insufficient": answer.insufficient, "timings_ms": answer.timings_ms}
+        try:
+            with (self.searcher.store.dir / QUERY_LOG).open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(record) + "\n")
+        except OSError as exc:
+            log.warning("cannot append to the query log: %s", exc)
+
+
+def _blocks(hits: Sequence[Hit]) -> list[Block]:
+    return [Block(h.chunk.path, h.chunk.start_line, h.chunk.end_line) for h in hits]
