@@ -316,8 +316,8 @@ def test_throughput_on_ordinary_source() -> None:
     files = sorted(Path(pathspec.__file__).parent.parent.glob("[a-h]*/**/*.py"))[:400]
     texts = [p.read_text("utf-8", "replace") for p in files]
     size = sum(len(t.encode()) for t in texts)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other processes on the machine do not count
     for text in texts:
         scrub(text, CONFIG)
-    rate = size / 1e6 / (time.perf_counter() - start)
-    assert rate > 5, f"scrub ran at {rate:.1f} MB/s"  # ~35 MB/s measured; catches regressions
+    rate = size / 1e6 / max(time.process_time() - start, 1e-9)
+    assert rate > 5, f"scrub ran at {rate:.1f} MB/s"  # ~30 MB/s measured; catches regressions

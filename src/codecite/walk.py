@@ -4,6 +4,8 @@ In a git repository the candidates are what git lists (tracked plus untracked
 files that are not ignored); elsewhere a plain walk that honours nested
 ``.gitignore`` files. Both modes then apply ``.codeciteignore`` and
 ``Config.exclude`` (reason ``excluded``) and the default excludes.
+``SourceFile.git_blob`` is git's blob id of a tracked file whose work-tree copy is
+unmodified, else "" (so a non-empty id always matches the file's bytes).
 
 Skip reasons: ``excluded``, ``lockfile``, ``vendored``, ``minified``, ``generated``,
 ``binary``, ``too-large``, ``empty``, ``symlink`` (never followed: no loops),
