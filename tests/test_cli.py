@@ -173,3 +173,32 @@ def test_kill_9_during_parsing_leaves_a_repairable_index(tmp_path: Path) -> None
     # every file has exactly its own chunk once: nothing half-written survived
     assert con.execute("SELECT count(*) FROM chunks").fetchone()[0] == 400
     assert report["files_seen"] == 400
+
+
+def test_ask_extractive_json_and_abstention(small_repo: Path) -> None:
+    assert run("index", str(small_repo)).returncode == 0
+    proc = run("ask", "how is the VAT rate of a region computed", str(small_repo), "--json",
+               "--llm", "extractive")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data) >= {"question", "answer", "citations", "sources", "insufficient", "llm"}
+    assert data["llm"] == "extractive" and not data["insufficient"]
+    assert data["citations"] and all(c["verified"] for c in data["citations"])
+    assert "app/tax.py:" in data["answer"]
+    proc = run("ask", "how do we render the mobile onboarding carousel", str(small_repo),
+               "--json", "--llm", "extractive")
+    data = json.loads(proc.stdout)
+    assert data["insufficient"] and "not enough information" in data["answer"].lower()
+    human = run("ask", "how is the VAT rate of a region computed", str(small_repo),
+                "--llm", "extractive")
+    assert human.returncode == 0 and "Sources" in human.stdout and "✓" in human.stdout
+
+
+def test_ask_bad_llm_choices_are_user_errors(small_repo: Path) -> None:
+    assert run("index", str(small_repo), "--no-embed").returncode == 0
+    proc = run("ask", "tax", str(small_repo), "--llm", "gpt9")
+    assert proc.returncode == 1 and "choose one of" in proc.stderr
+    proc = run("ask", "tax", str(small_repo), "--llm", "openai:some-model",
+               "--base-url", "http://127.0.0.1:9/v1")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "extractive" in proc.stderr  # the message says what to do instead

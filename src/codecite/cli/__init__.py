@@ -153,4 +153,4 @@ def main() -> None:
 
 
 # Commands register themselves on ``app`` when imported.
-from . import indexing, query  # noqa: E402, F401
+from . import answer, indexing, query  # noqa: E402, F401
