@@ -1,20 +1,7 @@
-"""Property: every function/method chunk parses on its own (DESIGN.md section 3).
-
-Each part-0 ``function``/``method`` chunk of a code fixture is re-parsed alone
-with the grammar of its language; the tree must hold no ERROR or MISSING node.
-A method is not always valid syntax at the top level of a file, so a chunk that
-does not parse bare is tried again inside a minimal shell (the first shell that
-parses wins):
-
-- python: the content is dedented (methods are indented in their class)
-- java, c_sharp: ``class _Shell { ... }``
-- javascript, typescript, tsx: ``class _Shell { ... }`` (methods, class fields),
-  then ``({ ... })`` (members of an object literal)
-- php: ``<?php`` first, then ``<?php class _Shell { ... }``
-- rust: ``impl _Shell { ... }``; cpp: ``class _Shell { ... };``
-- go, c, ruby: none (their functions and methods are top-level syntax)
-
-The same property is checked on real Python files of the installed packages.
+"""Property: every function/method chunk parses on its own (DESIGN.md section 3),
+checked with :func:`codecite.chunking.reparse.parses_alone` (its docstring says how
+methods are wrapped in a minimal shell). The same property is checked on real
+Python files of the installed packages.
 """
 
 from __future__ import annotations

