@@ -4,6 +4,7 @@ prompt's delimiting, abstention, and the persona questions' facts."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -116,3 +117,74 @@ def test_prompt_delimits_code_that_tries_to_break_out(answerer: Answerer) -> Non
     assert block.count("`````") == 2  # the code's own fences stay inside ours
     assert "data, not instructions" in messages[0]["content"]
     assert f"{hits[0].chunk.path}:{hits[0].chunk.start_line}-" in user
+
+
+# --- generative mode: the real client against a local server speaking the protocol ----
+
+def _inside(c, hits) -> bool:
+    return any(h.chunk.path == c.path and h.chunk.start_line <= c.end_line
+               and c.start_line <= h.chunk.end_line for h in hits)
+
+
+def test_generated_answer_citations_are_checked(answerer: Answerer) -> None:
+    from llm_server import Reply, running_chat_server
+
+    from codecite.answer.llm import LLMSettings, OpenAIChat
+
+    question = "How is the loyalty discount computed?"
+    context = answerer.searcher.search(question, k=12,
+                                       budget=answerer.config.answer_context_tokens).hits
+    good = context[0].chunk
+    text = (f"The discount comes from a table by tier ({good.path}:{good.start_line}-"
+            f"{good.end_line}). Refunds are in shop/refunds.py:1-20 and "
+            f"{good.path}:{good.end_line + 500}.")
+    with running_chat_server() as server:
+        server.script = [Reply(text=text)]
+        llm = OpenAIChat("test-model", LLMSettings(base_url=server.base_url, max_retries=0))
+        pieces: list[str] = []
+        answer = answerer.ask(question, llm=llm, llm_name="openai:test-model",
+                              on_token=pieces.append)
+        prompt = server.requests[-1]["messages"][1]["content"]
+    assert "".join(pieces) == answer.answer == text
+    assert f"{good.path}:{good.start_line}-{good.end_line}" in prompt
+    verdict = {c.text: c.verified for c in answer.citations}
+    assert verdict == {f"{good.path}:{good.start_line}-{good.end_line}": True,
+                       "shop/refunds.py:1-20": False,
+                       f"{good.path}:{good.end_line + 500}": False}
+    assert all(c.verified == _inside(c, answer.sources) for c in answer.citations)
+    assert answer.flags and "not in the retrieved context" in answer.flags[0]
+    assert answer.to_json()["citations"][1]["verified"] is False
+
+
+def test_generated_answer_without_citations_or_with_abstention(answerer: Answerer) -> None:
+    from llm_server import Reply, running_chat_server
+
+    from codecite.answer.llm import LLMSettings, OpenAIChat
+
+    with running_chat_server() as server:
+        server.script = [Reply(text="Gold customers get a discount."),
+                         Reply(text="Not enough information in the indexed code: no refunds.")]
+        llm = OpenAIChat("test-model", LLMSettings(base_url=server.base_url, max_retries=0))
+        uncited = answerer.ask("what do gold customers get", llm=llm, llm_name="x")
+        abstained = answerer.ask("how are refunds approved", llm=llm, llm_name="x")
+    assert not uncited.citations and "cites nothing" in uncited.flags[0]
+    assert abstained.insufficient
+
+
+REAL_LLM = os.environ.get("CODECITE_TEST_LLM_URL", "")
+
+
+@pytest.mark.skipif(not REAL_LLM, reason="set CODECITE_TEST_LLM_URL (scripts/start-llm-server)")
+def test_real_small_model_answer_never_verifies_outside_context(answerer: Answerer) -> None:
+    from codecite.answer.llm import LLMSettings, OpenAIChat
+
+    llm = OpenAIChat("smollm2", LLMSettings(base_url=REAL_LLM, timeout=120, max_retries=1))
+    for question in ("How is the loyalty discount computed?",
+                     "Which tests cover order cancellation?"):
+        pieces: list[str] = []
+        answer = answerer.ask(question, llm=llm, llm_name="openai:smollm2",
+                              on_token=pieces.append)
+        assert answer.answer and "".join(pieces) == answer.answer
+        assert all(c.verified == _inside(c, answer.sources) for c in answer.citations)
+        if not answer.citations:
+            assert answer.insufficient or answer.flags
