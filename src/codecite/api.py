@@ -13,7 +13,7 @@ from .errors import IndexMissingError, PathError
 from .indexer import Indexer, IndexReport
 from .pipeline import ProgressFn
 from .store.sqlite import DB_NAME, SQLiteStore
-from .types import Chunk
+from .types import Chunk, SourceFile
 from .walk import file_digest, git_changed_paths, walk
 
 INDEX_DIRNAME = ".codecite"
@@ -108,7 +108,7 @@ class Index:
         self._staleness(status, walked.files)
         return status
 
-    def _staleness(self, status: IndexStatus, files: list) -> None:  # type: ignore[type-arg]
+    def _staleness(self, status: IndexStatus, files: list[SourceFile]) -> None:
         known = self.store.files()
         current = {f.path: f for f in files if not _inside(Path(f.abspath), self.dir)}
         status.deleted = sorted(set(known) - set(current))

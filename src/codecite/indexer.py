@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config
-from .embed import EmbeddingCache, default_cache_dir, embed_text, embed_with_cache, get_embedder
+from .embed import (
+    Embedder,
+    EmbeddingCache,
+    default_cache_dir,
+    embed_text,
+    embed_with_cache,
+    get_embedder,
+)
 from .errors import CodeciteError, ModelMismatchError
 from .graph.resolve import Resolver, dedupe
 from .pipeline import (
@@ -259,7 +266,7 @@ class Indexer:
         self.progress(Progress("graph", 1, 1))
 
     # --- vectors -------------------------------------------------------------
-    def _embed(self, embedder: object, report: IndexReport) -> None:
+    def _embed(self, embedder: Embedder, report: IndexReport) -> None:
         started = time.perf_counter()
         with self.store.transaction():
             report.embed_reused = self.store.reuse_vectors_by_content()
@@ -273,13 +280,13 @@ class Indexer:
                 chunks = self.store.chunks_missing_vectors(self.config.embed_commit_every)
                 if not chunks:
                     break
-                matrix = embed_with_cache(
-                    embedder, cache, [embed_text(c) for c in chunks],  # type: ignore[arg-type]
-                    self.config.embed_batch_size,
-                    on_progress=lambda n, _t, base=done: self.progress(
-                        Progress("embed", base + n, total)
-                    ),
-                )
+                base = done
+
+                def on_batch(n: int, _total: int, base: int = base) -> None:
+                    self.progress(Progress("embed", base + n, total))
+
+                matrix = embed_with_cache(embedder, cache, [embed_text(c) for c in chunks],
+                                          self.config.embed_batch_size, on_progress=on_batch)
                 with self.store.transaction():
                     self.store.put_vectors(chunks, matrix)
                 done += len(chunks)
@@ -287,23 +294,23 @@ class Indexer:
                 self.progress(Progress("embed", done, total))
         finally:
             self.timer.add("embed", started)
-        self.store.export_vectors(embedder.dim)  # type: ignore[attr-defined]
+        self.store.export_vectors(embedder.dim)
 
-    def _finish_interrupted(self, report: IndexReport, embedder: object | None) -> None:
+    def _finish_interrupted(self, report: IndexReport, embedder: Embedder | None) -> None:
         """Keep what was committed usable: vectors snapshot and metadata."""
         try:
             if embedder is not None and not report.dry_run:
-                self.store.export_vectors(embedder.dim)  # type: ignore[attr-defined]
+                self.store.export_vectors(embedder.dim)
             report.embed_pending = self.store.count_missing_vectors()
         except Exception:  # pragma: no cover - best effort on the way out
             log.exception("could not save the vectors snapshot after an interrupt")
 
-    def _estimate(self, report: IndexReport, embedder: object | None) -> None:
+    def _estimate(self, report: IndexReport, embedder: Embedder | None) -> None:
         pending = report.chunks_written + self.store.count_missing_vectors()
         report.embed_pending = pending if embedder is not None else 0
         report.estimated_embed_seconds = report.embed_pending / ESTIMATED_CHUNKS_PER_SECOND
 
-    def _write_meta(self, walked: WalkResult, model: str, embedder: object | None) -> None:
+    def _write_meta(self, walked: WalkResult, model: str, embedder: Embedder | None) -> None:
         values = {
             "repo": self.repo,
             "root": str(self.root),
@@ -314,7 +321,7 @@ class Indexer:
         if embedder is not None:
             values["embedder"] = model
             values["embedder_spec"] = self.config.embedder  # registry name, to load it again
-            values["embedding_dim"] = str(embedder.dim)  # type: ignore[attr-defined]
+            values["embedding_dim"] = str(embedder.dim)
         with self.store.transaction():
             self.store.set_meta(values)
 

@@ -31,7 +31,11 @@ from rich.progress import (
 try:  # typer >= 0.26 vendors click; older releases use the click package
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 except ImportError:  # pragma: no cover
-    from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    from click.exceptions import (  # type: ignore[assignment]
+        ClickException,
+        NoArgsIsHelpError,
+        UsageError,
+    )
 
 from .. import __version__
 from ..errors import CodeciteError, UserError

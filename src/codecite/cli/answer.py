@@ -106,9 +106,9 @@ def _print_sources(answer: Answer) -> None:
             out.print(f"  [green]✓[/green] {escape(v.text)} [dim](graph neighbour)[/dim]",
                       soft_wrap=True)
             shown.add((v.path, v.start_line, v.end_line))
-    for c in answer.citations:
-        if not c.verified:
-            out.print(f"  [red]✗ {escape(c.text)}[/red] [dim](cited, but not in the "
+    for citation in answer.citations:
+        if not citation.verified:
+            out.print(f"  [red]✗ {escape(citation.text)}[/red] [dim](cited, but not in the "
                       "retrieved context: unverified)[/dim]", soft_wrap=True)
     for flag in answer.flags:
         out.print(f"[yellow]warning:[/yellow] {escape(flag)}", soft_wrap=True)

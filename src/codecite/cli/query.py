@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -43,6 +44,14 @@ NoExpandOpt = Annotated[bool, typer.Option(
     "--no-expand", help="Do not add callers/callees/tests from the code graph.")]
 NoRerankOpt = Annotated[bool, typer.Option(
     "--no-rerank", help="Keep the fused order (no symbol/graph/path signals).")]
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Stage switches from the command line; None means the config's default."""
+
+    expand: bool | None = None
+    rerank: bool | None = None
 
 
 def make_filters(lang: list[str] | None, path: str | None, kind: list[str] | None) -> Filters:
@@ -87,11 +96,13 @@ def search(
 ) -> None:
     """Find the code that answers a question: keyword + vector search, graph, rerank."""
     if batch is not None and query is not None and path is None:
-        query, path = None, Path(query)  # `search --batch FILE REPO`: the one argument is REPO
+        path = Path(query)  # `search --batch FILE REPO`: the one argument is REPO
+        query = None
     if (query is None) == (batch is None):
         raise UserError("give a QUERY, or --batch FILE with one JSON query per line")
     filters = make_filters(lang, path_glob, kind)
-    options = {"expand": False if no_expand else None, "rerank": False if no_rerank else None}
+    options = SearchOptions(expand=False if no_expand else None,
+                            rerank=False if no_rerank else None)
     with _open_for_query(path, index_dir) as idx:
         searcher = Searcher(idx)
         if batch is not None:
@@ -100,7 +111,8 @@ def search(
         assert query is not None
         if not query.strip():
             raise UserError("the query is empty; say what to look for")
-        result = searcher.search(query, k=k, filters=filters, budget=budget, **options)
+        result = searcher.search(query, k=k, filters=filters, budget=budget,
+                                 expand=options.expand, rerank=options.rerank)
     if as_json:
         _emit_json(result.to_json())
         return
@@ -142,7 +154,7 @@ def _batch_lines(source: Path) -> Iterator[tuple[int, str]]:
 
 
 def _run_batch(searcher: Searcher, source: Path, k: int, filters: Filters,
-               options: dict[str, Any], budget: int | None) -> None:
+               options: SearchOptions, budget: int | None) -> None:
     """One output line per input line, in order; a bad line gets an ``error`` field."""
     for number, line in _batch_lines(source):
         record: dict[str, Any] = {"id": None, "results": []}
@@ -152,7 +164,8 @@ def _run_batch(searcher: Searcher, source: Path, k: int, filters: Filters,
                 raise ValueError('expected an object with a non-empty "query"')
             record["id"] = item.get("id", number)
             result = searcher.search(str(item["query"]), k=int(item.get("k", k)),
-                                     filters=filters, budget=budget, **options)
+                                     filters=filters, budget=budget,
+                                     expand=options.expand, rerank=options.rerank)
             record["results"] = [h.to_json() for h in result.hits]
         except (ValueError, TypeError) as exc:
             record["error"] = f"line {number}: {exc}"
@@ -175,12 +188,12 @@ def eval_command(
 ) -> None:
     """Measure retrieval on a golden set: Recall@1/5/10, Precision@5, MRR, nDCG@10."""
     queries = load_golden(golden)
-    options = {"expand": False if no_expand else None, "rerank": False if no_rerank else None}
+    expand, rerank = (False if no_expand else None), (False if no_rerank else None)
     with _open_for_query(path, index_dir) as idx:
         searcher = Searcher(idx)
         results = [
             [Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
-             for h in searcher.search(q.query, k=k, **options).hits]
+             for h in searcher.search(q.query, k=k, expand=expand, rerank=rerank).hits]
             for q in queries
         ]
     report = evaluate(queries, results, k=k)

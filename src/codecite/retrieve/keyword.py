@@ -26,7 +26,7 @@ def filter_sql(filters: Filters | None, alias: str = "c") -> tuple[str, list[obj
     """``AND ...`` conditions on the chunks table for the filters, with parameters."""
     if not filters:
         return "", []
-    sql, args = "", []
+    sql, args = "", list[object]()
     if filters.languages:
         sql += f" AND {alias}.language IN ({','.join('?' * len(filters.languages))})"
         args += list(filters.languages)
