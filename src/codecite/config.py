@@ -70,6 +70,10 @@ class Config:
     bm25_symbol_weight: float = 4.0
     bm25_path_weight: float = 2.0
     bm25_body_weight: float = 1.0
+    #: On an index of at least this many chunks, question terms found in more than
+    #: this share of chunks are left out of the keyword query (speed; little signal).
+    keyword_prune_min_chunks: int = 20_000
+    keyword_max_df_share: float = 0.08
     #: Graph expansion: on by default, from the top seeds, hard cap on added chunks.
     expand: bool = True
     expand_seeds: int = 5

@@ -60,21 +60,66 @@ def register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("path_matches", 2, path_matches, deterministic=True)
 
 
-def fts_query(text: str) -> str:
+def query_terms(text: str) -> list[str]:
+    """The meaningful tokens of a question, in order, once each."""
+    return list(dict.fromkeys(t for t in tokenize(text) if t not in STOPWORDS and len(t) > 1))
+
+
+def fts_query(text: str, terms: list[str] | None = None) -> str:
     """An FTS5 query OR-ing the meaningful tokens of a question."""
-    tokens = [t for t in tokenize(text) if t not in STOPWORDS and len(t) > 1]
-    unique = list(dict.fromkeys(tokens))
-    return " OR ".join(f'"{t}"' for t in unique)
+    return " OR ".join(f'"{t}"' for t in (query_terms(text) if terms is None else terms))
+
+
+class TermStats:
+    """Document frequencies from the keyword index (cached), to leave out terms so
+    common that matching them costs more than they tell: on a large index an OR
+    query's time grows with the documents its terms match."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.codecite_vocab "
+                     "USING fts5vocab(main, 'chunks_fts', 'row')")
+        self.documents = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        self._df: dict[str, int] = {}
+
+    def df(self, term: str) -> int:
+        if term not in self._df:
+            row = self.conn.execute(
+                "SELECT doc FROM temp.codecite_vocab WHERE term = ?", (term,)).fetchone()
+            self._df[term] = int(row[0]) if row else 0
+        return self._df[term]
+
+    def select(self, terms: list[str], config: Config) -> list[str]:
+        """``terms`` minus the very common ones on a large index (the rarest few are
+        always kept, so a question of common words still matches)."""
+        if self.documents < config.keyword_prune_min_chunks or len(terms) <= 2:
+            return terms
+        limit = config.keyword_max_df_share * self.documents
+        kept = [t for t in terms if self.df(t) <= limit]
+        if len(kept) >= 2:
+            return kept
+        return sorted(terms, key=self.df)[:2]
 
 
 def keyword_search(conn: sqlite3.Connection, text: str, config: Config,
-                   filters: Filters | None = None, limit: int = 50) -> list[str]:
+                   filters: Filters | None = None, limit: int = 50,
+                   stats: TermStats | None = None) -> list[str]:
     """Chunk ids by BM25, best first."""
-    match = fts_query(text)
+    terms = query_terms(text)
+    if stats is not None:
+        terms = stats.select(terms, config)
+    match = fts_query(text, terms)
     if not match:
         return []
-    where, args = filter_sql(filters)
     weights = (config.bm25_symbol_weight, config.bm25_path_weight, config.bm25_body_weight)
+    if not filters:  # rank on the keyword index alone; join only the winners (much faster)
+        rowids = [r[0] for r in conn.execute(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY bm25(chunks_fts, ?, ?, ?) LIMIT ?", [match, *weights, limit])]
+        marks = ",".join("?" * len(rowids))
+        ids = dict(conn.execute(f"SELECT rowid, id FROM chunks WHERE rowid IN ({marks})", rowids))
+        return [ids[r] for r in rowids if r in ids]
+    where, args = filter_sql(filters)
     rows = conn.execute(
         "SELECT c.id FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
         f"WHERE chunks_fts MATCH ? {where} "

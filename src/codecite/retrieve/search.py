@@ -23,7 +23,7 @@ from ..embed.base import Embedder
 from .expand import expand as graph_expand
 from .fusion import ranks, rrf
 from .intent import QueryInfo, analyse
-from .keyword import keyword_search, register_functions, symbol_search
+from .keyword import TermStats, keyword_search, register_functions, symbol_search
 from .pack import pack
 from .rerank import SignalReranker
 from .types import Filters, Hit, SearchResult
@@ -52,6 +52,7 @@ class Searcher:
         self._embedder: Embedder | None = None
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.reranker = SignalReranker(self.store, self.config)
+        self.term_stats = TermStats(self.store.conn)
 
     # --- lazily loaded parts -------------------------------------------------
     @property
@@ -103,7 +104,7 @@ class Searcher:
     def _keyword(self, info: QueryInfo, filters: Filters | None) -> list[str]:
         conn, n = self.store.conn, self.config.candidates
         exact = symbol_search(conn, info.identifiers, filters) if info.identifiers else []
-        bm25 = keyword_search(conn, info.text, self.config, filters, n)
+        bm25 = keyword_search(conn, info.text, self.config, filters, n, self.term_stats)
         return list(dict.fromkeys(exact + bm25))[:n]
 
     def _vector(self, query: str, filters: Filters | None) -> dict[str, float]:
