@@ -35,7 +35,6 @@ from .pipeline import (
     Progress,
     ProgressFn,
     Timer,
-    chunk_priority,
     run_workers,
 )
 from .store.sqlite import SQLiteStore
@@ -151,9 +150,7 @@ class Indexer:
 
     def _clear(self) -> None:
         with self.store.transaction():
-            for path in list(self.store.files()):
-                self.store.delete_file(path)
-            self.store.clear_vectors()
+            self.store.clear()
 
     # --- files ---------------------------------------------------------------
     def _update_files(self, files: list[SourceFile], report: IndexReport, dry_run: bool) -> None:
@@ -229,7 +226,7 @@ class Indexer:
             self.store.touch_file(src.path, src.size, src.mtime_ns, src.git_blob)
             return
         self.store.delete_file(src.path)
-        self.store.add_chunks(result.chunks, [chunk_priority(c) for c in result.chunks])
+        self.store.add_chunks(result.chunks, result.priorities, result.keyword_rows)
         self.store.add_facts(src.path, result.facts.imports, result.facts.refs)
         self.store.put_file(
             src.path, src.language, result.digest, src.size, src.mtime_ns, src.git_blob,

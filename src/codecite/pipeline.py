@@ -18,6 +18,7 @@ from .config import Config
 from .graph import extract_facts
 from .graph.testmap import is_test_path
 from .scrub import scrub
+from .store.sqlite import keyword_row
 from .types import Chunk, FileFacts, Skipped, SourceFile
 from .walk import read_source
 
@@ -64,6 +65,9 @@ class FileResult:
     facts: FileFacts = field(default_factory=FileFacts)
     secrets: dict[str, int] = field(default_factory=dict)
     fallback: bool = False
+    #: Keyword-index rows and embedding priorities of the chunks, computed in the worker.
+    keyword_rows: list[tuple[str, str, str]] = field(default_factory=list)
+    priorities: list[float] = field(default_factory=list)
 
 
 def chunk_priority(chunk: Chunk) -> float:
@@ -113,6 +117,8 @@ def process_file(
         )
         result.facts = FileFacts()
         result.fallback = True
+    result.keyword_rows = [keyword_row(c) for c in result.chunks]
+    result.priorities = [chunk_priority(c) for c in result.chunks]
     return result
 
 

@@ -8,6 +8,7 @@ are kept so that ``calculatePriceWithTax`` and "price with tax" both match.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_)|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -18,17 +19,21 @@ def split_identifier(ident: str) -> list[str]:
     return [p.lower() for p in _PARTS.findall(ident)]
 
 
+@lru_cache(maxsize=200_000)
+def _expand(ident: str) -> tuple[str, ...]:
+    """One identifier's tokens: its parts, then the whole when it has several
+    (cached: code repeats its identifiers a lot)."""
+    parts = split_identifier(ident)
+    whole = ident.lower().strip("_$")
+    return (*parts, whole) if len(parts) > 1 and whole else tuple(parts)
+
+
 def tokenize(text: str) -> list[str]:
     """Tokens of a text for BM25: each identifier's parts, then the whole
     identifier (lower-cased) when it has more than one part."""
     out: list[str] = []
-    for match in _IDENT.finditer(text):
-        ident = match.group(0)
-        parts = split_identifier(ident)
-        out.extend(parts)
-        whole = ident.lower().strip("_$")
-        if len(parts) > 1 and whole:
-            out.append(whole)
+    for ident in _IDENT.findall(text):
+        out.extend(_expand(ident))
     return out
 
 

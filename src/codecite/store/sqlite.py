@@ -38,6 +38,15 @@ def _row_to_chunk(row: Sequence[object]) -> Chunk:
     return Chunk(*row)  # type: ignore[arg-type]
 
 
+def keyword_row(chunk: Chunk) -> tuple[str, str, str]:
+    """The identifier-split (symbol, path, body) texts the keyword index holds."""
+    return (
+        token_text(f"{chunk.name} {chunk.qualname} {chunk.signature}"),
+        token_text(chunk.path),
+        token_text(f"{chunk.docstring}\n{chunk.content}"),
+    )
+
+
 @contextmanager
 def _atomic_write(path: Path) -> Iterator[Path]:
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
@@ -155,24 +164,30 @@ class SQLiteStore:
         self.conn.execute("DELETE FROM files WHERE path=?", (path,))
 
     # --- chunks ----------------------------------------------------------------
-    def add_chunks(self, chunks: Sequence[Chunk], priorities: Sequence[float]) -> None:
-        for chunk, priority in zip(chunks, priorities, strict=True):
-            cur = self.conn.execute(
-                f"INSERT INTO chunks({_CHUNK_COLS}, priority) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    chunk.id, chunk.repo, chunk.path, chunk.language, chunk.kind, chunk.name,
-                    chunk.qualname, chunk.start_line, chunk.end_line, chunk.content,
-                    chunk.context, chunk.content_hash, chunk.signature, chunk.docstring,
-                    chunk.parent, chunk.part, priority,
-                ),
-            )
-            symbol = f"{chunk.name} {chunk.qualname} {chunk.signature}"
-            body = f"{chunk.docstring}\n{chunk.content}"
-            self.conn.execute(
-                "INSERT INTO chunks_fts(rowid, symbol, path, body) VALUES (?,?,?,?)",
-                (cur.lastrowid, token_text(symbol), token_text(chunk.path), token_text(body)),
-            )
+    def add_chunks(self, chunks: Sequence[Chunk], priorities: Sequence[float],
+                   keyword_rows: Sequence[tuple[str, str, str]] | None = None) -> None:
+        """Insert chunks with their keyword-index rows (computed here unless given:
+        the indexer computes them in its worker processes)."""
+        rows = keyword_rows if keyword_rows is not None else [keyword_row(c) for c in chunks]
+        first = int(self.conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0])
+        rowids = range(first + 1, first + 1 + len(chunks))
+        self.conn.executemany(
+            f"INSERT INTO chunks(rowid, {_CHUNK_COLS}, priority) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(rowid, c.id, c.repo, c.path, c.language, c.kind, c.name, c.qualname, c.start_line,
+              c.end_line, c.content, c.context, c.content_hash, c.signature, c.docstring,
+              c.parent, c.part, priority)
+             for rowid, c, priority in zip(rowids, chunks, priorities, strict=True)],
+        )
+        self.conn.executemany(
+            "INSERT INTO chunks_fts(rowid, symbol, path, body) VALUES (?,?,?,?)",
+            [(rowid, *row) for rowid, row in zip(rowids, rows, strict=True)],
+        )
+
+    def clear(self) -> None:
+        """Remove every file, chunk, graph row and vector (``index --full``)."""
+        for table in ("chunks_fts", "chunks", "files", "imports", "refs", "edges", "vectors"):
+            self.conn.execute(f"DELETE FROM {table}")
 
     def chunks(self, path_prefix: str | None = None) -> Iterator[Chunk]:
         """Chunks ordered by path and start line, optionally under a path or folder."""
@@ -364,9 +379,6 @@ class SQLiteStore:
             "DELETE FROM vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)"
         )
         return cur.rowcount
-
-    def clear_vectors(self) -> None:
-        self.conn.execute("DELETE FROM vectors")
 
     def vector_matrix(self, dim: int) -> tuple[list[str], np.ndarray]:
         """All vectors of live chunks, in chunk order, read from the database."""
