@@ -179,11 +179,15 @@ def test_real_small_model_answer_never_verifies_outside_context(answerer: Answer
     from codecite.answer.llm import LLMSettings, OpenAIChat
 
     llm = OpenAIChat("smollm2", LLMSettings(base_url=REAL_LLM, timeout=120, max_retries=1))
+    # a small context: the test server runs SmolLM2 with n_ctx 2048 on 2 CPU cores
+    small = Answerer(Searcher(answerer.searcher.index,
+                              answerer.config.replace(answer_context_tokens=500,
+                                                      answer_max_tokens=120)))
     for question in ("How is the loyalty discount computed?",
                      "Which tests cover order cancellation?"):
         pieces: list[str] = []
-        answer = answerer.ask(question, llm=llm, llm_name="openai:smollm2",
-                              on_token=pieces.append)
+        answer = small.ask(question, llm=llm, llm_name="openai:smollm2",
+                           on_token=pieces.append)
         assert answer.answer and "".join(pieces) == answer.answer
         assert all(c.verified == _inside(c, answer.sources) for c in answer.citations)
         if not answer.citations:

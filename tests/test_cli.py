@@ -199,6 +199,6 @@ def test_ask_bad_llm_choices_are_user_errors(small_repo: Path) -> None:
     proc = run("ask", "tax", str(small_repo), "--llm", "gpt9")
     assert proc.returncode == 1 and "choose one of" in proc.stderr
     proc = run("ask", "tax", str(small_repo), "--llm", "openai:some-model",
-               "--base-url", "http://127.0.0.1:9/v1")
+               "--base-url", "http://127.0.0.1:9/v1", env={"CODECITE_LLM_MAX_RETRIES": "0"})
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "extractive" in proc.stderr  # the message says what to do instead
