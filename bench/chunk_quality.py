@@ -23,18 +23,18 @@ from codecite.chunking.grammars import detect_language, is_code_language
 from codecite.chunking.reparse import parses_alone
 from codecite.config import Config
 from codecite.embed.local import _load_tokenizer
+from codecite.walk import walk
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 MODEL_WINDOW = 256
-SKIP_PARTS = ("/.codecite/", "/node_modules/", "/.git/")
 
 
 def _files(roots: list[Path]) -> list[Path]:
-    out = []
+    """The files codecite would index under each root (vendored, minified, generated and
+    binary files left out, as ``codecite index`` does)."""
+    out: list[Path] = []
     for root in roots:
-        for path in root.rglob("*"):
-            if path.is_file() and not any(p in f"/{path.as_posix()}/" for p in SKIP_PARTS):
-                out.append(path)
+        out += [Path(f.abspath) for f in walk(root, Config()).files]
     return sorted(out)
 
 
@@ -50,7 +50,7 @@ def chunk_quality(roots: list[Path]) -> dict[str, dict[str, float]]:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         for chunk in chunk_file(text, path=path.name, language=language, repo="b", config=config):
-            lines[language].append(chunk.end_line - chunk.start_line + 1)
+            lines[language].append(chunk.content.count("\n") + 1)  # content, not span
             texts[language].append(chunk.content)
             if chunk.kind in ("function", "method") and chunk.part == 0:
                 defs[language].append(parses_alone(chunk))

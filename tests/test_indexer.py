@@ -191,7 +191,11 @@ def test_incremental_graph_equals_a_full_rebuild(shop_repo: Path, tmp_path: Path
     with codecite.open_index(shop_repo, index_dir=inc) as idx:
         idx.update(embed=False)
     pricing = shop_repo / "shop" / "pricing.py"
-    pricing.write_text(pricing.read_text() + (
+    text = pricing.read_text()
+    assert "rate = discount_rate_for_tier(tier)" in text  # an edited body: a new chunk id
+    text = text.replace("rate = discount_rate_for_tier(tier)",
+                        "rate = discount_rate_for_tier(tier.strip())")
+    pricing.write_text(text + (
         "\n\ndef loyalty_bonus_points(total):\n"
         '    """Points earned on an order."""\n'
         "    return int(total)\n"

@@ -13,6 +13,7 @@ never leaves a half-indexed file that looks complete: the next run redoes it.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -99,6 +100,7 @@ class Indexer:
         self.store, self.root, self.config, self.repo = store, root, config, repo
         self.progress: ProgressFn = on_progress or (lambda _event: None)
         self.timer = Timer()
+        self._index_prefix = os.path.join(str(store.dir.resolve()), "")
 
     # --- the run -------------------------------------------------------------
     def run(self, *, full: bool = False, embed: bool = True, dry_run: bool = False) -> IndexReport:
@@ -134,11 +136,8 @@ class Indexer:
         return report
 
     def _inside_index(self, source: SourceFile) -> bool:
-        try:
-            Path(source.abspath).resolve().relative_to(self.store.dir.resolve())
-        except ValueError:
-            return False
-        return True
+        """Is the file inside the index folder? (Paths under the resolved root.)"""
+        return source.abspath.startswith(self._index_prefix)
 
     def _check_model(self, name: str) -> None:
         built = self.store.get_meta("embedder")
@@ -165,13 +164,14 @@ class Indexer:
                 report.unchanged += 1
             else:
                 todo.append((source, str(old["hash"]) if old else ""))
-        maybe_changed = [s.path for s, known_hash in todo if known_hash] + report.deleted
-        self._old_names = self.store.names_in_paths(maybe_changed)
-        self._dependents = self.store.paths_pointing_to(maybe_changed)
+        # What the graph must redo: names of chunks that appear or disappear, and the
+        # files with edges into chunks that disappear (filled as files are written).
+        self._affected_names: set[str] = set()
+        self._dependents: set[str] = set()
         if report.deleted and not dry_run:
             with self.store.transaction():
                 for path in report.deleted:
-                    self.store.delete_file(path)
+                    self._forget(path, {})
         self._process(todo, known, report, dry_run)
         self.timer.add("parse", started)
 
@@ -217,15 +217,25 @@ class Indexer:
             for result in batch:
                 self._write_one(result)
 
+    def _forget(self, path: str, new: dict[str, str]) -> None:
+        """Delete a file's rows before its new version (``new``: id → name) is written,
+        noting which names and dependent files the graph must re-resolve."""
+        old = self.store.names_by_id(path)
+        gone = {i: n for i, n in old.items() if i not in new}
+        self._affected_names |= set(gone.values())
+        self._affected_names |= {n for i, n in new.items() if i not in old}
+        self._dependents |= self.store.paths_pointing_to(gone)
+        self.store.delete_file(path, keep=set(old) & set(new))
+
     def _write_one(self, result: FileResult) -> None:
         src = result.source
         if not src.abspath:  # a previously indexed file that is now skipped
-            self.store.delete_file(src.path)
+            self._forget(src.path, {})
             return
         if result.unchanged:
             self.store.touch_file(src.path, src.size, src.mtime_ns, src.git_blob)
             return
-        self.store.delete_file(src.path)
+        self._forget(src.path, {c.id: c.name for c in result.chunks})
         self.store.add_chunks(result.chunks, result.priorities, result.keyword_rows)
         self.store.add_facts(src.path, result.facts.imports, result.facts.refs)
         self.store.put_file(
@@ -244,7 +254,7 @@ class Indexer:
         if full:  # the set of files changed: imports and names may resolve differently
             paths = set(self.store.files())
         else:  # files that changed, and files referring to names they define(d)
-            names = self._old_names | self.store.names_in_paths(changed)
+            names = {n for n in self._affected_names if n}
             paths = set(changed) | (self._dependents & set(self.store.files())) | {
                 p for p, _ in self.store.refs_for(names=names)
             }

@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -148,9 +148,11 @@ class SQLiteStore:
             (size, mtime_ns, git_blob, path),
         )
 
-    def delete_file(self, path: str) -> None:
+    def delete_file(self, path: str, keep: Set[str] = frozenset()) -> None:
         """Remove a file with its chunks, keyword rows, refs, imports and edges.
-        Vectors are kept until :meth:`prune_vectors` so unchanged chunks keep theirs."""
+        Edges into the chunks of ``keep`` (ids that the file's new version has too)
+        stay, so their callers need no re-resolution. Vectors are kept until
+        :meth:`prune_vectors` so unchanged chunks keep theirs."""
         ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
         self.conn.execute(
             "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path=?)",
@@ -160,7 +162,8 @@ class SQLiteStore:
         self.conn.execute("DELETE FROM refs WHERE path=?", (path,))
         self.conn.execute("DELETE FROM imports WHERE path=?", (path,))
         self.conn.executemany("DELETE FROM edges WHERE src=?", [(i,) for i in ids])
-        self.conn.executemany("DELETE FROM edges WHERE dst=?", [(i,) for i in ids])
+        self.conn.executemany("DELETE FROM edges WHERE dst=?", [(i,) for i in ids
+                                                                  if i not in keep])
         self.conn.execute("DELETE FROM files WHERE path=?", (path,))
 
     # --- chunks ----------------------------------------------------------------
@@ -227,23 +230,17 @@ class SQLiteStore:
             out += [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
         return out
 
-    def names_in_paths(self, paths: Iterable[str]) -> set[str]:
-        names: set[str] = set()
-        for path in paths:
-            names.update(
-                r[0] for r in self.conn.execute(
-                    "SELECT name FROM chunks WHERE path=? AND name != ''", (path,)
-                )
-            )
-        return names
+    def names_by_id(self, path: str) -> dict[str, str]:
+        """Chunk id → name of a file's chunks."""
+        return dict(self.conn.execute("SELECT id, name FROM chunks WHERE path=?", (path,)))
 
-    def paths_pointing_to(self, paths: Iterable[str]) -> set[str]:
-        """Files with an edge into a chunk of ``paths`` (their callers, importers, tests)."""
+    def paths_pointing_to(self, ids: Iterable[str]) -> set[str]:
+        """Files with an edge into one of the chunks ``ids`` (callers, importers, tests)."""
         out: set[str] = set()
-        for path in paths:
+        for chunk_id in ids:
             out.update(r[0] for r in self.conn.execute(
-                "SELECT DISTINCT s.path FROM chunks d JOIN edges e ON e.dst = d.id "
-                "JOIN chunks s ON s.id = e.src WHERE d.path = ?", (path,)
+                "SELECT DISTINCT s.path FROM edges e JOIN chunks s ON s.id = e.src "
+                "WHERE e.dst = ?", (chunk_id,)
             ))
         return out
 
