@@ -48,6 +48,8 @@ COMMON_NAMES = frozenset({
     "run", "start", "stop", "send", "call", "apply", "toString", "equals", "hashCode", "len",
     "size", "length", "next", "then", "catch", "find", "replace", "copy", "clear", "insert",
     "sort", "log", "info", "debug", "warn", "error", "print", "String", "Error", "new", "init",
+    "count", "index", "extend", "strip", "lower", "upper", "encode", "decode", "match",
+    "search", "sub", "setdefault", "discard",
 })
 
 
