@@ -11,7 +11,7 @@ from types import TracebackType
 from .config import Config, load_config
 from .errors import IndexMissingError, PathError
 from .indexer import Indexer, IndexReport
-from .pipeline import ProgressFn
+from .pipeline import ProgressFn, folder_prefix
 from .store.sqlite import DB_NAME, SQLiteStore
 from .types import Chunk, SourceFile
 from .walk import file_digest, git_changed_paths, walk
@@ -110,7 +110,8 @@ class Index:
 
     def _staleness(self, status: IndexStatus, files: list[SourceFile]) -> None:
         known = self.store.files()
-        current = {f.path: f for f in files if not _inside(Path(f.abspath), self.dir)}
+        prefix = folder_prefix(self.dir)
+        current = {f.path: f for f in files if not f.abspath.startswith(prefix)}
         status.deleted = sorted(set(known) - set(current))
         for path, source in sorted(current.items()):
             old = known.get(path)
@@ -134,14 +135,6 @@ class Index:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
 
 
 def open_index(path: str | Path = ".", *, index_dir: str | Path | None = None,

@@ -13,7 +13,6 @@ never leaves a half-indexed file that looks complete: the next run redoes it.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from .pipeline import (
     Progress,
     ProgressFn,
     Timer,
+    folder_prefix,
     run_workers,
 )
 from .store.sqlite import SQLiteStore
@@ -100,7 +100,7 @@ class Indexer:
         self.store, self.root, self.config, self.repo = store, root, config, repo
         self.progress: ProgressFn = on_progress or (lambda _event: None)
         self.timer = Timer()
-        self._index_prefix = os.path.join(str(store.dir.resolve()), "")
+        self._index_prefix = folder_prefix(store.dir)
 
     # --- the run -------------------------------------------------------------
     def run(self, *, full: bool = False, embed: bool = True, dry_run: bool = False) -> IndexReport:

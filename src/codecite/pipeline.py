@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .chunking import chunk_file, parse
 from .chunking.grammars import is_code_language
@@ -162,3 +163,8 @@ class Timer:
 def count_by(values: Sequence[str]) -> dict[str, int]:
     return dict(Counter(values).most_common())
 
+
+def folder_prefix(folder: Path) -> str:
+    """``folder`` resolved, with a trailing separator: ``path.startswith(prefix)`` then
+    tells whether a path under the (resolved) repository root lies inside it."""
+    return os.path.join(str(folder.resolve()), "")

@@ -10,7 +10,6 @@ checked against the context; unverified ones are flagged, never silently kept.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -20,7 +19,7 @@ from typing import Any
 from ..retrieve import Searcher
 from ..retrieve.intent import QueryInfo, analyse
 from ..retrieve.keyword import STOPWORDS
-from ..retrieve.search import QUERY_LOG
+from ..retrieve.search import append_query_log
 from ..retrieve.types import Filters, Hit
 from ..tokens import tokenize
 from .citations import Block, Citation, check_citations
@@ -139,17 +138,13 @@ class Answerer:
             answer.flags.append("the answer cites nothing although context was retrieved")
 
     def _log(self, answer: Answer) -> None:
-        if not self.config.query_log:
-            return
-        record = {"time": time.time(), "type": "ask", "query": answer.question,
-                  "intent": answer.intent, "chunk_ids": [h.chunk.id for h in answer.sources],
-                  "answer": answer.answer, "llm": answer.llm,
-                  "insufficient": answer.insufficient, "timings_ms": answer.timings_ms}
-        try:
-            with (self.searcher.store.dir / QUERY_LOG).open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record) + "\n")
-        except OSError as exc:
-            log.warning("cannot append to the query log: %s", exc)
+        if self.config.query_log:
+            append_query_log(self.searcher.store.dir, {
+                "type": "ask", "query": answer.question, "intent": answer.intent,
+                "chunk_ids": [h.chunk.id for h in answer.sources], "answer": answer.answer,
+                "llm": answer.llm, "insufficient": answer.insufficient,
+                "timings_ms": answer.timings_ms,
+            })
 
 
 def _blocks(hits: Sequence[Hit]) -> list[Block]:

@@ -13,6 +13,7 @@ import json
 import logging
 import time
 from collections import OrderedDict
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -140,16 +141,21 @@ class Searcher:
         return hits
 
     def _log(self, result: SearchResult) -> None:
-        if not self.config.query_log:
-            return
-        record = {"time": time.time(), "type": "search", "query": result.query,
-                  "intent": result.intent, "chunk_ids": [h.chunk.id for h in result.hits],
-                  "timings_ms": result.timings_ms}
-        try:
-            with (self.store.dir / QUERY_LOG).open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record) + "\n")
-        except OSError as exc:  # a read-only index still answers
-            log.warning("cannot append to the query log: %s", exc)
+        if self.config.query_log:
+            append_query_log(self.store.dir, {
+                "type": "search", "query": result.query, "intent": result.intent,
+                "chunk_ids": [h.chunk.id for h in result.hits], "timings_ms": result.timings_ms,
+            })
+
+
+def append_query_log(folder: Path, record: dict[str, object]) -> None:
+    """Append one record (with the time) to ``folder/queries.jsonl``; a read-only index
+    still answers, with a warning."""
+    try:
+        with (folder / QUERY_LOG).open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"time": time.time(), **record}) + "\n")
+    except OSError as exc:
+        log.warning("cannot append to the query log: %s", exc)
 
 
 class _Clock:
