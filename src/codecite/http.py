@@ -59,6 +59,14 @@ def server_message(response: httpx.Response) -> str:
     return str(body)[:300]
 
 
+def json_client(api_key: str, timeout: httpx.Timeout | float) -> httpx.Client:
+    """A client for an OpenAI-compatible JSON API, with the bearer key when there is one."""
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return httpx.Client(timeout=timeout, headers=headers)
+
+
 def get_json(url: str, headers: Mapping[str, str] | None = None, timeout: float = 0.3) -> Any:
     """The JSON body of ``GET url`` when it answers 200 with JSON, else None (a probe)."""
     # Plain-http probes (Ollama on loopback) skip loading the CA bundle: ~0.2 s each.

@@ -36,6 +36,7 @@ from ..http import (
     first_env,
     get_json,
     is_local_url,
+    json_client,
     list_models,
     send_with_retries,
     server_message,
@@ -152,11 +153,8 @@ class OpenAIChat:
 
     def _http(self) -> httpx.Client:
         if self._client is None:
-            headers = {"Content-Type": "application/json"}
-            if self.api_key:
-                headers["Authorization"] = f"Bearer {self.api_key}"
             timeout = httpx.Timeout(self.settings.timeout, connect=self.settings.connect_timeout)
-            self._client = httpx.Client(timeout=timeout, headers=headers)
+            self._client = json_client(self.api_key, timeout)
         return self._client
 
     def close(self) -> None:

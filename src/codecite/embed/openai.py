@@ -19,7 +19,14 @@ import httpx
 import numpy as np
 
 from ..errors import ConfigError, EmbeddingError
-from ..http import RETRY_STATUS, RetryPolicy, first_env, is_local_url, send_with_retries
+from ..http import (
+    RETRY_STATUS,
+    RetryPolicy,
+    first_env,
+    is_local_url,
+    json_client,
+    send_with_retries,
+)
 from ..http import server_message as _server_message
 from .base import l2_normalise
 
@@ -105,10 +112,7 @@ class OpenAIEmbedder:
 
     def _http(self) -> httpx.Client:
         if self._client is None:
-            headers = {"Content-Type": "application/json"}
-            if self.api_key:
-                headers["Authorization"] = f"Bearer {self.api_key}"
-            self._client = httpx.Client(timeout=self.timeout, headers=headers)
+            self._client = json_client(self.api_key, self.timeout)
         return self._client
 
     def close(self) -> None:
