@@ -123,7 +123,7 @@ class Indexer:
                 self._finish_graph(report)
                 if embedder is not None:
                     self._embed(embedder, report)
-                self._write_meta(walked, embedder.name if embedder else "", embedder)
+                self._write_meta(walked, embedder)
             else:
                 self._estimate(report, embedder)
         except KeyboardInterrupt:
@@ -317,7 +317,7 @@ class Indexer:
         report.embed_pending = pending if embedder is not None else 0
         report.estimated_embed_seconds = report.embed_pending / ESTIMATED_CHUNKS_PER_SECOND
 
-    def _write_meta(self, walked: WalkResult, model: str, embedder: Embedder | None) -> None:
+    def _write_meta(self, walked: WalkResult, embedder: Embedder | None) -> None:
         values = {
             "repo": self.repo,
             "root": str(self.root),
@@ -326,7 +326,7 @@ class Indexer:
             "updated_at": str(time.time()),
         }
         if embedder is not None:
-            values["embedder"] = model
+            values["embedder"] = embedder.name
             values["embedder_spec"] = self.config.embedder  # registry name, to load it again
             values["embedding_dim"] = str(embedder.dim)
         with self.store.transaction():

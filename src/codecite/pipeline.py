@@ -8,7 +8,6 @@ import logging
 import multiprocessing
 import os
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,10 +157,6 @@ class Timer:
 
     def add(self, stage: str, started: float) -> None:
         self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - started
-
-
-def count_by(values: Sequence[str]) -> dict[str, int]:
-    return dict(Counter(values).most_common())
 
 
 def folder_prefix(folder: Path) -> str:

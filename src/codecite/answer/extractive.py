@@ -17,11 +17,9 @@ from ..retrieve.keyword import STOPWORDS
 from ..retrieve.types import Hit
 from ..store.sqlite import SQLiteStore
 from ..tokens import tokenize
-from ..types import Chunk
+from ..types import LINE_EXACT_KINDS, Chunk
 from .citations import Block, cite
 
-#: Kinds whose content lines are the file's lines (so quoted line numbers are exact).
-LINE_EXACT = frozenset({"function", "method", "window", "file", "section"})
 #: Graph facts listed per symbol and per kind of edge.
 MAX_FACTS = 4
 _SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.S)
@@ -61,7 +59,7 @@ def relevant_lines(chunk: Chunk, terms: dict[str, float], limit: int = 3,
     (class skeletons, module headers)."""
     if not terms:
         return []
-    exact = chunk.kind in LINE_EXACT
+    exact = chunk.kind in LINE_EXACT_KINDS
     said = " ".join(f"{skip} {chunk.signature}".split())
     scored = []
     for offset, line in enumerate(chunk.content.split("\n")):

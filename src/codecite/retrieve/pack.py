@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..types import LINE_EXACT_KINDS
 from .types import Hit
-
-#: Kinds whose content is the exact source lines of their range (mergeable).
-LINE_EXACT = frozenset({"function", "method", "window", "file", "section"})
 
 
 def estimate_tokens(text: str, chars_per_token: float) -> int:
@@ -33,8 +31,8 @@ def _merge(a: Hit, b: Hit) -> Hit:
 
 
 def _touches(a: Hit, b: Hit) -> bool:
-    return (a.chunk.path == b.chunk.path and a.chunk.kind in LINE_EXACT
-            and b.chunk.kind in LINE_EXACT
+    return (a.chunk.path == b.chunk.path and a.chunk.kind in LINE_EXACT_KINDS
+            and b.chunk.kind in LINE_EXACT_KINDS
             and a.chunk.start_line <= b.chunk.end_line + 1
             and b.chunk.start_line <= a.chunk.end_line + 1)
 
