@@ -20,7 +20,7 @@ from .graph.testmap import is_test_path
 from .scrub import scrub
 from .store.sqlite import keyword_row
 from .types import Chunk, FileFacts, Skipped, SourceFile
-from .walk import read_source
+from .walk import MINIFIED_MAX_LINE, read_source
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +93,15 @@ def process_file(
     text, digest = read
     if digest == known_digest:
         return FileResult(source, digest, unchanged=True)
-    cleaned = scrub(text, config, path=source.path)
     language = source.language
+    longest = max(map(len, text.split("\n")))
+    if longest > MINIFIED_MAX_LINE:
+        # The walker judged the file by its head; a long line further down (bundled or
+        # minified code) would be stored once per definition on it: quadratic.
+        if config.default_excludes:
+            return Skipped(source.path, "minified", f"a line of {longest:,} characters")
+        language = "text"  # line windows: each line is stored at most twice
+    cleaned = scrub(text, config, path=source.path)
     result = FileResult(source, digest, secrets=dict(cleaned.counts))
     try:
         if is_code_language(language):

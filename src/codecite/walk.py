@@ -8,8 +8,11 @@ files that are not ignored); elsewhere a plain walk that honours nested
 unmodified, else "" (so a non-empty id always matches the file's bytes).
 
 Skip reasons: ``excluded``, ``lockfile``, ``vendored``, ``minified``, ``generated``,
-``binary``, ``too-large``, ``empty``, ``symlink`` (never followed: no loops),
-``unreadable`` (permissions, FIFOs), ``submodule``, ``invalid-utf8``. ``lockfile``,
+``binary``, ``too-large``, ``empty``, ``symlink`` (never followed: no loops; in git
+mode a tracked path under a folder that is now a symlink is skipped too, so nothing
+outside the repository is read), ``unreadable`` (permissions, FIFOs), ``submodule``,
+``invalid-utf8``, ``bad-name`` (a file name that is not valid UTF-8; shown with its
+bad bytes as ``\\xNN``). ``lockfile``,
 ``vendored``, ``minified`` and ``generated`` apply only with
 ``Config.default_excludes``; the others always. Files ignored by ``.gitignore`` are
 not part of the repository and are not listed at all; ``.git``/``.codecite`` folders
@@ -135,7 +138,8 @@ def read_source(abspath: str | Path, path: str = "") -> tuple[str, str] | Skippe
     try:
         if not os.path.isfile(abspath):  # a FIFO would block
             return Skipped(name, "unreadable", "not a regular file")
-        with open(abspath, "rb") as fh:
+        fd = os.open(abspath, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with open(fd, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         return Skipped(name, "unreadable", exc.strerror or type(exc).__name__)
@@ -222,8 +226,17 @@ def _looks_minified(head: bytes, size: int) -> bool:
     return sum(map(len, lines)) / len(lines) > MINIFIED_AVG_LINE
 
 
+def shown_name(rel: str) -> str:
+    """A path as text that can be stored and printed: bytes that are not UTF-8 (kept by
+    ``surrogateescape``) become ``\\xNN``."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _check_file(abspath: str, rel: str, rules: _Rules, blob: str = "") -> SourceFile | Skipped:
     """Decide one candidate file by its path, metadata and first bytes; never raises."""
+    shown = shown_name(rel)
+    if shown != rel:
+        return Skipped(shown, "bad-name", "the file name is not valid UTF-8")
     try:
         return _decide(abspath, rel, rules, blob)
     except OSError as exc:
@@ -233,7 +246,7 @@ def _check_file(abspath: str, rel: str, rules: _Rules, blob: str = "") -> Source
 def _decide(abspath: str, rel: str, rules: _Rules, blob: str) -> SourceFile | Skipped:
     st = os.lstat(abspath)
     if stat.S_ISLNK(st.st_mode):
-        return Skipped(rel, "symlink", os.readlink(abspath))
+        return Skipped(rel, "symlink", shown_name(os.readlink(abspath)))
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device: never opened
         return Skipped(rel, "unreadable", "not a regular file")
     reason = rules.name_reason(rel)
@@ -328,8 +341,24 @@ def _check_root(root: str | Path) -> Path:
     return path.resolve()
 
 
+def _symlinked_folder(root: Path, rel: str, cache: dict[str, str]) -> str:
+    """"" when every folder above ``rel`` is a real folder of the repository, else the
+    first one that is a symlink (``conf -> /etc``), as ``conf -> TARGET``."""
+    parts = rel.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        if folder not in cache:
+            full = os.path.join(root, folder)
+            cache[folder] = (shown_name(f"{folder} -> {os.readlink(full)}")
+                             if os.path.islink(full) else "")
+        if cache[folder]:
+            return cache[folder]
+    return ""
+
+
 def _walk_git(root: Path, listing: dict[str, str], rules: _Rules, result: WalkResult) -> None:
     groups: Counter[tuple[str, str]] = Counter()
+    links: dict[str, str] = {}
     for rel, blob in listing.items():
         parts = rel.split("/")
         if parts[0] in ALWAYS_SKIPPED_DIRS:
@@ -345,11 +374,13 @@ def _walk_git(root: Path, listing: dict[str, str], rules: _Rules, result: WalkRe
             continue
         abspath = os.path.join(root, rel)
         if blob == "submodule":
-            result.skipped.append(Skipped(rel, "submodule"))
+            result.skipped.append(Skipped(shown_name(rel), "submodule"))
+        elif link := _symlinked_folder(root, rel, links):
+            result.skipped.append(Skipped(shown_name(rel), "symlink", f"under {link}"))
         elif os.path.lexists(abspath):  # deleted-but-tracked files are not files
             _add(result, _check_file(abspath, rel, rules, blob))
     for (rel_dir, reason), count in groups.items():
-        result.skipped.append(Skipped(rel_dir, reason, _files(count)))
+        result.skipped.append(Skipped(shown_name(rel_dir), reason, _files(count)))
 
 
 def _count_files(top: str) -> str:
@@ -391,7 +422,8 @@ def _walk_plain(root: Path, rules: _Rules, result: WalkResult) -> None:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            result.skipped.append(Skipped(rel_dir or ".", "unreadable", exc.strerror or ""))
+            result.skipped.append(Skipped(shown_name(rel_dir) or ".", "unreadable",
+                                          exc.strerror or ""))
             continue
         if any(e.name == ".gitignore" for e in entries):
             own = _load_spec(Path(folder, ".gitignore"))
@@ -404,7 +436,7 @@ def _walk_plain(root: Path, rules: _Rules, result: WalkResult) -> None:
             if not is_dir:
                 _add(result, _check_file(entry.path, rel, rules))
             elif (reason := rules.dir_reason(rel)) is not None:
-                result.skipped.append(Skipped(rel, reason, _count_files(entry.path)))
+                result.skipped.append(Skipped(shown_name(rel), reason, _count_files(entry.path)))
             else:
                 stack.append((rel, specs))
 
