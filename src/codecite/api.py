@@ -3,16 +3,16 @@ with ``update()``, ``chunks()`` and ``status()``. The CLI is built on it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 from .config import Config, load_config
-from .errors import IndexMissingError, PathError
+from .errors import IndexMissingError, PathError, UserError
 from .indexer import Indexer, IndexReport
 from .pipeline import ProgressFn, folder_prefix
-from .store.sqlite import DB_NAME, SQLiteStore
+from .store.sqlite import DB_NAME, OWN_FILES, SQLiteStore
 from .types import Chunk, SourceFile
 from .walk import file_digest, git_changed_paths, walk
 
@@ -82,10 +82,21 @@ class Index:
         return self.config.repo_name or self.store.get_meta("repo") or self.root.name
 
     def update(self, *, full: bool = False, embed: bool = True, dry_run: bool = False,
-               on_progress: ProgressFn | None = None) -> IndexReport:
-        """Bring the index up to date with the files; only what changed is redone."""
+               on_progress: ProgressFn | None = None,
+               on_wait: Callable[[str], None] | None = None) -> IndexReport:
+        """Bring the index up to date with the files; only what changed is redone.
+
+        One writer at a time: when another process is indexing into the same folder,
+        ``on_wait(pid)`` is called and this waits for it, then does only what is left.
+        """
+        if self.store.readonly:
+            raise UserError(f"{self.dir} was opened read-only; open it with "
+                            "`open_index(path)` to update it")
         indexer = Indexer(self.store, self.root, self.config, self.repo, on_progress)
-        return indexer.run(full=full, embed=embed, dry_run=dry_run)
+        if dry_run:
+            return indexer.run(full=full, embed=embed, dry_run=True)
+        with self.store.writer_lock(on_wait):
+            return indexer.run(full=full, embed=embed, dry_run=False)
 
     def chunks(self, path: str | None = None) -> Iterator[Chunk]:
         """Stored chunks ordered by path and line, optionally under a repo-relative path."""
@@ -139,11 +150,14 @@ class Index:
 
 def open_index(path: str | Path = ".", *, index_dir: str | Path | None = None,
                config: Config | None = None, create: bool = True,
-               overrides: dict[str, object] | None = None) -> Index:
+               overrides: dict[str, object] | None = None,
+               discard_damaged: bool = False) -> Index:
     """Open (or create) the index of the repository at ``path``.
 
-    ``index_dir`` defaults to ``path/.codecite``. With ``create=False`` a missing
-    index raises :class:`IndexMissingError` with the command that builds one.
+    ``index_dir`` defaults to ``path/.codecite``. With ``create=False`` the index is
+    opened read-only (queries; works on another user's index or a read-only mount)
+    and a missing index raises :class:`IndexMissingError` with the command that builds
+    one. ``discard_damaged`` replaces a damaged database by a new one (``index --full``).
     """
     root = _root_of(path)
     folder = Path(index_dir).expanduser().resolve() if index_dir else root / INDEX_DIRNAME
@@ -151,18 +165,40 @@ def open_index(path: str | Path = ".", *, index_dir: str | Path | None = None,
         raise IndexMissingError(
             f"no index at {folder}; build one with `codecite index {path}`"
         )
+    if create:
+        _check_index_folder(folder)
     cfg = config or load_config(root, overrides=overrides)
-    return Index(root, folder, cfg, SQLiteStore(folder, create=True))
+    store = SQLiteStore(folder, create=create, readonly=not create,
+                        discard_damaged=discard_damaged)
+    return Index(root, folder, cfg, store)
+
+
+def _check_index_folder(folder: Path) -> None:
+    """Refuse a folder that holds other files than an index's (``--index src``): the
+    files inside an index folder are never indexed, and it must not get our .gitignore."""
+    if folder.exists() and not folder.is_dir():
+        raise PathError(f"{folder}: is a file; --index takes a folder for the index")
+    if not folder.is_dir() or (folder / DB_NAME).is_file():
+        return
+    foreign = sorted(p.name for p in folder.iterdir() if p.name not in OWN_FILES
+                     and ".tmp" not in p.name)
+    if foreign:
+        raise PathError(
+            f"{folder}: this folder holds other files ({', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}) and no codecite index; give --index an "
+            "empty or new folder (files inside the index folder are never indexed)"
+        )
 
 
 def open_existing(index_dir: str | Path | None = None, start: str | Path = ".",
                   overrides: dict[str, object] | None = None) -> Index:
-    """Open an existing index: ``index_dir`` if given, else the nearest one above ``start``."""
+    """Open an existing index read-only: ``index_dir`` if given, else the nearest one
+    above ``start``."""
     if index_dir:
         folder = Path(index_dir).expanduser().resolve()
         if not (folder / DB_NAME).is_file():
             raise IndexMissingError(f"no index at {folder}; build one with `codecite index PATH`")
-        store = SQLiteStore(folder, create=False)
+        store = SQLiteStore(folder, create=False, readonly=True)
         root = Path(store.get_meta("root") or folder.parent)
         store.close()
         return open_index(root, index_dir=folder, create=False, overrides=overrides)

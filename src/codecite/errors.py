@@ -9,6 +9,8 @@ into exit codes (1 for :class:`UserError`, 2 for anything else).
     │   ├── ConfigError           invalid codecite.toml / CODECITE_* value
     │   ├── IndexMissingError     no index where one was expected
     │   ├── ModelMismatchError    index built with another embedding model
+    │   ├── IndexCorruptError     index files damaged: rebuild with ``index --full``
+    │   ├── IndexOutdatedError    a read-only open found an older format: run ``index``
     │   └── UnknownBackendError   a name not in a registry
     ├── IndexFormatError          index written by a newer codecite
     └── EmbeddingError            the embedding backend failed
@@ -39,6 +41,14 @@ class IndexMissingError(UserError):
 
 class ModelMismatchError(UserError):
     pass
+
+
+class IndexCorruptError(UserError):
+    """The index database is damaged (garbage, truncated, empty); ``index --full`` fixes it."""
+
+
+class IndexOutdatedError(UserError):
+    """A read-only open found an index of an older format; ``codecite index`` upgrades it."""
 
 
 class UnknownBackendError(UserError):

@@ -148,8 +148,7 @@ class Indexer:
             )
 
     def _clear(self) -> None:
-        with self.store.transaction():
-            self.store.clear()
+        self.store.clear()
 
     # --- files ---------------------------------------------------------------
     def _update_files(self, files: list[SourceFile], report: IndexReport, dry_run: bool) -> None:
@@ -276,6 +275,9 @@ class Indexer:
     def _embed(self, embedder: Embedder, report: IndexReport) -> None:
         started = time.perf_counter()
         with self.store.transaction():
+            # The model is recorded before the first vector, so a search running while
+            # this run embeds (or after a crash) knows what the vectors are.
+            self.store.set_meta(self._model_meta(embedder))
             report.embed_reused = self.store.reuse_vectors_by_content()
             self.store.prune_vectors()
         total = self.store.count_missing_vectors()
@@ -326,11 +328,16 @@ class Indexer:
             "updated_at": str(time.time()),
         }
         if embedder is not None:
-            values["embedder"] = embedder.name
-            values["embedder_spec"] = self.config.embedder  # registry name, to load it again
-            values["embedding_dim"] = str(embedder.dim)
+            values.update(self._model_meta(embedder))
         with self.store.transaction():
             self.store.set_meta(values)
+
+    def _model_meta(self, embedder: Embedder) -> dict[str, str]:
+        return {
+            "embedder": embedder.name,
+            "embedder_spec": self.config.embedder,  # registry name, to load it again
+            "embedding_dim": str(embedder.dim),
+        }
 
     def _summarise(self, report: IndexReport) -> None:
         if report.dry_run:

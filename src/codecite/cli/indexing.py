@@ -37,10 +37,17 @@ def index(
     Re-running indexes only what changed. Ctrl-C keeps what was done; run again to resume.
     """
     overrides: dict[str, object] = {"embedder": embedder}
-    with open_index(path, index_dir=index_dir, overrides=overrides) as idx, \
+
+    def on_wait(pid: str) -> None:
+        who = f" (pid {pid})" if pid else ""
+        err.print(f"another codecite process{who} is writing this index; waiting for it to "
+                  "finish, then only what is left is done")
+
+    with open_index(path, index_dir=index_dir, overrides=overrides,
+                    discard_damaged=full and not dry_run) as idx, \
             _progress_bar(not as_json and err.is_terminal) as on_progress:
         report = idx.update(full=full, embed=not no_embed, dry_run=dry_run,
-                            on_progress=on_progress)
+                            on_progress=on_progress, on_wait=on_wait)
     if as_json:
         _emit_json(_report_json(report))
     else:

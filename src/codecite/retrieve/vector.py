@@ -46,12 +46,13 @@ class VectorIndex:
         in_db = store.counts()["vectors"]
         if in_db == 0:
             return None
-        snapshot = store.load_vectors()
+        dim = int(store.get_meta("embedding_dim", "0") or 0)
+        snapshot = store.load_vectors(dim)
         if snapshot is not None and len(snapshot[0]) == in_db:
             return cls(snapshot[0], snapshot[1], meta)
         log.info("vectors snapshot is stale; reading %d vectors from the database", in_db)
-        ids, matrix = store.vector_matrix(int(store.get_meta("embedding_dim", "0") or 0))
-        return cls(ids, matrix, meta)
+        ids, matrix = store.vector_matrix(dim)
+        return cls(ids, matrix, meta) if ids else None
 
     def mask(self, filters: Filters | None) -> np.ndarray | None:
         """Rows allowed by the filters, or None for all."""
@@ -73,9 +74,15 @@ class VectorIndex:
     def search(self, query: np.ndarray, filters: Filters | None = None,
                limit: int = 50) -> list[tuple[str, float]]:
         """(chunk id, cosine) best first."""
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
         if not len(self.ids):
             return []
-        scores = self.matrix @ np.asarray(query, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != self.matrix.shape[1]:
+            log.warning("the query vector has %d dimensions, the index's vectors %d: vector "
+                        "search skipped; rebuild with `codecite index --full`",
+                        vector.shape[0], self.matrix.shape[1])
+            return []
+        scores = self.matrix @ vector
         allowed = self.mask(filters)
         if allowed is not None:
             scores = np.where(allowed, scores, -np.inf)

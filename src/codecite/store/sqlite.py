@@ -10,23 +10,49 @@ cosine search, rewritten atomically when the vectors change.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import IndexFormatError
+from ..errors import IndexCorruptError, IndexFormatError, IndexOutdatedError, PathError
 from ..tokens import token_text
 from ..types import Chunk, Definition, Edge, Import, Reference
+from .locking import file_lock as _file_lock
 from .migrations import FORMAT_VERSION, MIGRATIONS
+
+log = logging.getLogger(__name__)
 
 DB_NAME = "index.db"
 VECTORS_NAME = "vectors.npy"
 VECTOR_IDS_NAME = "vectors.ids.json"
+LOCK_NAME = "index.lock"
+#: What codecite itself keeps in an index folder (any other file means the folder is
+#: someone else's, e.g. ``--index src``).
+OWN_FILES = frozenset({".gitignore", DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME,
+                       VECTOR_IDS_NAME, LOCK_NAME, "queries.jsonl"})
+#: sqlite3 messages that mean the file is not a usable database (not a busy/locked one).
+_DAMAGE_WORDS = ("not a database", "malformed", "disk image", "file is encrypted",
+                 "no such table", "no such column")
+
+
+_READONLY_WORDS = re.compile(r"readonly|read-only|unable to open")
+
+
+def is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """Is this error a damaged/foreign database (rather than a busy or full one)?"""
+    return any(word in str(exc) for word in _DAMAGE_WORDS)
+
+
+def damaged_message(db_path: Path, exc: BaseException) -> str:
+    return (f"the index at {db_path} is damaged ({exc}); rebuild it with "
+            "`codecite index --full`")
 
 _CHUNK_COLS = (
     "id, repo, path, language, kind, name, qualname, start_line, end_line, content, "
@@ -59,23 +85,93 @@ def _atomic_write(path: Path) -> Iterator[Path]:
 
 
 class SQLiteStore:
-    """Chunks, files, graph and vectors of one index folder."""
+    """Chunks, files, graph and vectors of one index folder.
 
-    def __init__(self, index_dir: str | Path, *, create: bool = True) -> None:
+    ``readonly=True`` opens the database for queries only: nothing is written (no
+    migration, no journal-mode change), so another user's index or a read-only mount
+    can be searched. A damaged database raises :class:`IndexCorruptError`; with
+    ``discard_damaged=True`` (``index --full``) it is removed and built anew.
+    """
+
+    def __init__(self, index_dir: str | Path, *, create: bool = True, readonly: bool = False,
+                 discard_damaged: bool = False) -> None:
         self.dir = Path(index_dir)
-        if create:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            gitignore = self.dir / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("# codecite index: local build output\n*\n")
+        self.readonly = readonly
+        if create and not readonly:
+            try:
+                self.dir.mkdir(parents=True)
+            except FileExistsError:
+                pass
+            else:  # only a folder we created gets our .gitignore: never hide a user's files
+                (self.dir / ".gitignore").write_text("# codecite index: local build output\n*\n")
         self.db_path = self.dir / DB_NAME
-        self.conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("PRAGMA foreign_keys=OFF")
-        self._migrate()
+        try:
+            self.conn = self._connect()
+        except IndexCorruptError:
+            if not discard_damaged or readonly:
+                raise
+            log.warning("discarding the damaged index at %s", self.db_path)
+            self._remove_files()
+            self.conn = self._connect()
 
     # --- lifecycle -------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self.readonly and self.db_path.is_file() and self.db_path.stat().st_size == 0:
+            raise IndexCorruptError(
+                f"{self.db_path} is empty (0 bytes): the index is damaged; rebuild it with "
+                "`codecite index --full`")
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = self._open_readonly() if self.readonly else self._open_writable()
+            self.conn = conn
+            if self.readonly:
+                self._check_version()
+            else:
+                self._migrate()
+            return conn
+        except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
+            if not self.readonly and _READONLY_WORDS.search(str(exc)):
+                raise PathError(
+                    f"cannot write the index at {self.dir} ({exc}); index into a folder you "
+                    "can write with --index DIR (searching this index still works)") from exc
+            if not is_damage(exc):
+                raise
+            raise IndexCorruptError(damaged_message(self.db_path, exc)) from exc
+
+    def _open_writable(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=OFF")
+        return conn
+
+    def _open_readonly(self) -> sqlite3.Connection:
+        """A connection that cannot write. A WAL database in a folder we cannot write to
+        (no ``-shm`` to share) is opened as immutable: nobody can be writing it either."""
+        uri = self.db_path.resolve().as_uri()
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, isolation_level=None)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "unable to open" not in str(exc):
+                raise
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+
+    def _remove_files(self) -> None:
+        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME,
+                     VECTOR_IDS_NAME):
+            (self.dir / name).unlink(missing_ok=True)
+
+    def reset(self) -> None:
+        """Start from an empty database (``index --full`` on any index, damaged or not)."""
+        self.conn.close()
+        self._remove_files()
+        self.conn = self._connect()
+
     def close(self) -> None:
         self.conn.close()
 
@@ -88,20 +184,42 @@ class SQLiteStore:
         row = self.conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
         return int(row[0]) if row else 0
 
-    def _migrate(self) -> None:
+    def _check_version(self) -> None:
         version = self._version()
         if version > FORMAT_VERSION:
             raise IndexFormatError(
                 f"{self.db_path} was written by a newer codecite (format {version}, this one "
                 f"reads up to {FORMAT_VERSION}); upgrade codecite or rebuild with --full"
             )
-        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-            with self.transaction():
+        if self.readonly and version < FORMAT_VERSION:
+            what = "holds no codecite index" if version == 0 else f"has format {version}"
+            raise IndexOutdatedError(
+                f"{self.db_path} {what} (this codecite reads format {FORMAT_VERSION}); "
+                "run `codecite index` to build or upgrade it"
+            )
+
+    def _migrate(self) -> None:
+        """Apply the missing migrations. The version is read inside the write lock, so
+        two processes opening a new index at once cannot both create its tables."""
+        self._check_version()
+        if self._version() == FORMAT_VERSION:
+            return
+        with self.transaction():
+            version = self._version()
+            for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
                 migration(self.conn)
                 self.conn.execute(
                     "INSERT OR REPLACE INTO meta(key, value) VALUES ('format_version', ?)",
                     (str(number),),
                 )
+
+    @contextmanager
+    def writer_lock(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """Hold the index's single-writer lock (``index.lock``, an OS file lock that a
+        crashed process releases). When another process holds it, ``on_wait`` is told
+        who, then this waits for it."""
+        with _file_lock(self.dir / LOCK_NAME, on_wait):
+            yield
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -188,9 +306,18 @@ class SQLiteStore:
         )
 
     def clear(self) -> None:
-        """Remove every file, chunk, graph row and vector (``index --full``)."""
-        for table in ("chunks_fts", "chunks", "files", "imports", "refs", "edges", "vectors"):
-            self.conn.execute(f"DELETE FROM {table}")
+        """Remove every file, chunk, graph row and vector (``index --full``), in one
+        transaction; a database too damaged for that is replaced by a new one."""
+        try:
+            with self.transaction():
+                for table in ("chunks_fts", "chunks", "files", "imports", "refs", "edges",
+                              "vectors"):
+                    self.conn.execute(f"DELETE FROM {table}")
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            log.warning("the index is damaged (%s); starting a new one", exc)
+            self.reset()
 
     def chunks(self, path_prefix: str | None = None) -> Iterator[Chunk]:
         """Chunks ordered by path and start line, optionally under a path or folder."""
@@ -377,16 +504,24 @@ class SQLiteStore:
         )
         return cur.rowcount
 
-    def vector_matrix(self, dim: int) -> tuple[list[str], np.ndarray]:
-        """All vectors of live chunks, in chunk order, read from the database."""
+    def vector_matrix(self, dim: int = 0) -> tuple[list[str], np.ndarray]:
+        """All vectors of live chunks, in chunk order, read from the database.
+
+        ``dim`` 0 takes the width of the stored vectors (an index still embedding its
+        first batches has no ``embedding_dim`` yet); rows of another width are skipped."""
         rows = self.conn.execute(
             "SELECT v.chunk_id, v.vec FROM vectors v JOIN chunks c ON c.id = v.chunk_id "
             "ORDER BY c.rowid"
         ).fetchall()
-        matrix = np.empty((len(rows), dim), dtype=np.float32)
-        for i, (_, blob) in enumerate(rows):
+        width = dim * 4 or (len(rows[0][1]) if rows else 0)
+        good = [(chunk_id, blob) for chunk_id, blob in rows if len(blob) == width]
+        if len(good) != len(rows):
+            log.warning("%d stored vectors have the wrong size; they are ignored",
+                        len(rows) - len(good))
+        matrix = np.empty((len(good), width // 4), dtype=np.float32)
+        for i, (_, blob) in enumerate(good):
             matrix[i] = np.frombuffer(blob, dtype=np.float32)
-        return [r[0] for r in rows], matrix
+        return [r[0] for r in good], matrix
 
     def export_vectors(self, dim: int) -> int:
         """Write the ``vectors.npy`` snapshot (and its row → chunk id map) atomically."""
@@ -397,13 +532,27 @@ class SQLiteStore:
             tmp.write_text(json.dumps(ids))
         return len(ids)
 
-    def load_vectors(self) -> tuple[list[str], np.ndarray] | None:
-        """The snapshot, memory-mapped, or None when there is none."""
+    def load_vectors(self, dim: int = 0) -> tuple[list[str], np.ndarray] | None:
+        """The snapshot, memory-mapped, or None when there is none or it is unusable
+        (damaged, of another width than ``dim``, or not matching its ids map): the
+        caller then reads the vectors from the database."""
         npy, ids_file = self.dir / VECTORS_NAME, self.dir / VECTOR_IDS_NAME
         if not (npy.exists() and ids_file.exists()):
             return None
-        ids = json.loads(ids_file.read_text())
-        matrix = np.load(npy, mmap_mode="r")
-        if matrix.shape[0] != len(ids):
+        try:
+            ids = json.loads(ids_file.read_text(encoding="utf-8"))
+            matrix = np.load(npy, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            log.warning("ignoring the damaged vectors snapshot in %s (%s); `codecite index` "
+                        "rewrites it", self.dir, exc)
+            return None
+        usable = (
+            isinstance(ids, list) and all(isinstance(i, str) for i in ids)
+            and matrix.dtype == np.float32 and matrix.ndim == 2
+            and matrix.shape[0] == len(ids) and (not dim or matrix.shape[1] == dim)
+        )
+        if not usable:
+            log.warning("ignoring the vectors snapshot in %s: it does not match the index; "
+                        "`codecite index` rewrites it", self.dir)
             return None
         return ids, matrix

@@ -1,0 +1,49 @@
+"""The single-writer lock of an index folder: an OS file lock (``flock``) on a small
+file that records the holder's pid. The OS releases it when the holder exits, even
+after ``kill -9``, so a crashed indexer never leaves a stale lock behind."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, one writer assumed
+    fcntl = None  # type: ignore[assignment]
+
+
+def holder(path: Path) -> str:
+    """The pid written by the process holding the lock, or "" when unknown."""
+    try:
+        return path.read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return ""
+
+
+@contextmanager
+def file_lock(path: Path, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on ``path``; if another process holds it, call
+    ``on_wait(pid)`` once and block until it is released."""
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait(holder(path))
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode("ascii"))
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
