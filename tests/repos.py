@@ -25,3 +25,19 @@ def make_git_repo(path: Path, files: dict[str, str]) -> Path:
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "initial")
     return path
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            prefix: tuple[str, ...] = (), stdin: bytes | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    """``codecite ARGS`` in a real process (``prefix``: a wrapper such as ``unshare``)."""
+    import os
+    import sys
+
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-m", "codecite", *args], capture_output=True, cwd=cwd,
+        env={**os.environ, **(env or {})}, timeout=300, input=stdin,
+    )
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,9 +39,10 @@ except ImportError:  # pragma: no cover
     )
 
 from .. import __version__
-from ..errors import CodeciteError, UserError
+from ..errors import CodeciteError, IndexCorruptError, UserError
 from ..indexer import Interrupted
 from ..pipeline import Progress as ProgressEvent
+from ..store.sqlite import is_damage
 
 app = typer.Typer(
     name="codecite",
@@ -123,10 +125,33 @@ def _exit_for(exc: BaseException) -> int:
     return 2
 
 
+#: Commands whose first argument is free text, which may start with "-".
+TEXT_COMMANDS = frozenset({"search", "ask"})
+#: Marks a text argument given after ``--`` (see :func:`protect_text_argument`).
+TEXT_MARK = "\x1e"
+
+
+def protect_text_argument(args: list[str]) -> list[str]:
+    """``codecite search -- -session --json``: the word after ``--`` is the query even
+    when it starts with "-", and the options after it still count. (Plain ``--`` would
+    make every later word an argument.) The command strips the mark: :func:`text_arg`."""
+    if "--" not in args:
+        return args
+    cut = args.index("--")
+    command = next((a for a in args[:cut] if not a.startswith("-")), "")
+    if command not in TEXT_COMMANDS or cut + 1 >= len(args):
+        return args
+    return [*args[:cut], TEXT_MARK + args[cut + 1], *args[cut + 2:]]
+
+
+def text_arg(value: str) -> str:
+    return value.removeprefix(TEXT_MARK)
+
+
 def main() -> None:
     """Entry point: run the app, turning errors into exit codes."""
     try:
-        app(standalone_mode=False)
+        app(args=protect_text_argument(sys.argv[1:]), standalone_mode=False)
     except Interrupted as exc:
         r = exc.report
         err.print(
@@ -139,6 +164,11 @@ def main() -> None:
         sys.exit(130)
     except CodeciteError as exc:
         sys.exit(_exit_for(exc))
+    except sqlite3.DatabaseError as exc:  # a damaged index found after it was opened
+        if not is_damage(exc):
+            sys.exit(_exit_for(exc))
+        sys.exit(_exit_for(IndexCorruptError(
+            f"the index database is damaged ({exc}); rebuild it with `codecite index --full`")))
     except (typer.Exit, SystemExit) as exc:
         code = exc.exit_code if isinstance(exc, typer.Exit) else exc.code
         sys.exit(code)

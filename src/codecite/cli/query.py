@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TextIO
+from typing import Annotated, Any, BinaryIO
 
 import typer
 from rich.markup import escape
@@ -22,7 +22,7 @@ from ..evaluate import EvalReport, Retrieved, evaluate, load_golden
 from ..retrieve import Filters, Searcher
 from ..retrieve.types import Hit
 from ..types import CHUNK_KINDS
-from . import IndexOpt, JsonOpt, _emit_json, app, out
+from . import IndexOpt, JsonOpt, _emit_json, app, out, text_arg
 
 LANGUAGES = (*GRAMMARS, *TEXT_LANGUAGES)
 LANGUAGE_ALIASES = {
@@ -33,7 +33,9 @@ LANGUAGE_ALIASES = {
 #: Lines of code shown under each result in the terminal.
 SHOWN_LINES = 12
 
-KOpt = Annotated[int, typer.Option("-k", "--top", min=1, max=1000, help="Number of results.")]
+#: Most results one query may ask for.
+MAX_K = 1000
+KOpt = Annotated[int, typer.Option("-k", "--top", min=1, max=MAX_K, help="Number of results.")]
 LangOpt = Annotated[list[str] | None, typer.Option(
     "--lang", help="Only these languages (repeatable): python, ts, go, java, ...")]
 PathOpt = Annotated[str | None, typer.Option(
@@ -69,7 +71,9 @@ def make_filters(lang: list[str] | None, path: str | None, kind: list[str] | Non
 
 
 def _open_for_query(path: Path | None, index_dir: Path | None) -> Index:
-    if path is not None and path.is_dir():
+    """The index of ``path`` (a repository folder; anything else is an error), else of
+    ``--index``, else the nearest one above the current folder; opened read-only."""
+    if path is not None:
         return open_index(path, index_dir=index_dir, create=False)
     return open_existing(index_dir)
 
@@ -94,7 +98,11 @@ def search(
         "prints one JSON line per query, in order.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Find the code that answers a question: keyword + vector search, graph, rerank."""
+    """Find the code that answers a question: keyword + vector search, graph, rerank.
+
+    A query that starts with "-" goes after "--": codecite search -- -session --json
+    """
+    query = text_arg(query) if query is not None else None
     if batch is not None and query is not None and path is None:
         path = Path(query)  # `search --batch FILE REPO`: the one argument is REPO
         query = None
@@ -139,36 +147,56 @@ def _print_hit(rank: int, hit: Hit) -> None:
     out.print(Syntax(shown, lexer, line_numbers=True, start_line=c.start_line, word_wrap=True))
 
 
-def _batch_lines(source: Path) -> Iterator[tuple[int, str]]:
-    stream: TextIO
+def _batch_lines(source: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, raw line) of the non-blank lines; each is decoded on its own, so
+    one undecodable line cannot stop the batch."""
+    stream: BinaryIO
     if str(source) == "-":
-        stream = sys.stdin
+        stream = sys.stdin.buffer
     else:
         if not source.is_file():
             raise UserError(f"{source}: no such file; --batch takes a JSONL file of queries")
-        stream = source.open(encoding="utf-8")
+        stream = source.open("rb")
     with stream:
         for number, line in enumerate(stream, start=1):
             if line.strip():
                 yield number, line
 
 
+def batch_k(value: object, default: int) -> int:
+    """A query line's ``k``: a whole number from 1 to :data:`MAX_K` (else ValueError)."""
+    if value is None:
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
+        raise ValueError(f'"k" must be a whole number from 1 to {MAX_K}, got {value!r}')
+    return value
+
+
 def _run_batch(searcher: Searcher, source: Path, k: int, filters: Filters,
                options: SearchOptions, budget: int | None) -> None:
-    """One output line per input line, in order; a bad line gets an ``error`` field."""
-    for number, line in _batch_lines(source):
+    """One output line per input line, in order; a bad line gets an ``error`` field
+    (and its ``id`` when it could be read, its ``line`` number always)."""
+    for number, raw in _batch_lines(source):
         record: dict[str, Any] = {"id": None, "results": []}
         try:
-            item = json.loads(line)
-            if not isinstance(item, dict) or not str(item.get("query", "")).strip():
-                raise ValueError('expected an object with a non-empty "query"')
+            item = json.loads(raw.decode("utf-8"))
+            if not isinstance(item, dict):
+                raise ValueError('expected a JSON object {"id": ..., "query": ...}')
             record["id"] = item.get("id", number)
-            result = searcher.search(str(item["query"]), k=int(item.get("k", k)),
+            if not isinstance(item.get("query"), str) or not item["query"].strip():
+                raise ValueError('expected a non-empty string "query"')
+            result = searcher.search(item["query"], k=batch_k(item.get("k"), k),
                                      filters=filters, budget=budget,
                                      expand=options.expand, rerank=options.rerank)
             record["results"] = [h.to_json() for h in result.hits]
-        except (ValueError, TypeError) as exc:
+        except UnicodeDecodeError:
+            record["error"] = f"line {number}: not valid UTF-8"
+        except (ValueError, TypeError, UserError) as exc:
             record["error"] = f"line {number}: {exc}"
+        if "error" in record:
+            record["line"] = number
         sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
