@@ -357,3 +357,13 @@ def test_a_query_starting_with_a_dash_goes_after_double_dash(indexed: Path) -> N
     asked = run_cli("ask", "--", "-session", str(indexed), "--json")
     assert asked.returncode == 0 and json.loads(asked.stdout)["question"] == "-session"
     assert "--" in run_cli("search", "--help").stdout
+
+
+# --- 12. a secret typed into a question is not written to the query log -------------------
+def test_a_secret_in_a_question_is_scrubbed_before_the_query_log(indexed: Path) -> None:
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    for cmd in ("search", "ask"):
+        proc = run_cli(cmd, f"why does login with {token} fail", str(indexed))
+        assert proc.returncode == 0, proc.stderr
+    log = (indexed / ".codecite" / "queries.jsonl").read_text()
+    assert token not in log and log.count("redacted:github-token") >= 2

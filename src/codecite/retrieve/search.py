@@ -21,6 +21,7 @@ import numpy as np
 from ..config import Config
 from ..embed import get_embedder
 from ..embed.base import Embedder
+from ..scrub import scrub_text
 from .expand import expand as graph_expand
 from .fusion import ranks, rrf
 from .intent import QueryInfo, analyse
@@ -148,12 +149,19 @@ class Searcher:
             })
 
 
+#: Free-text fields of a query-log record that may hold what a user typed.
+LOGGED_TEXT = ("query", "answer")
+
+
 def append_query_log(folder: Path, record: dict[str, object]) -> None:
-    """Append one record (with the time) to ``folder/queries.jsonl``; a read-only index
-    still answers, with a warning."""
+    """Append one record (with the time) to ``folder/queries.jsonl``, secrets in the
+    question and answer redacted (a token pasted into a question must not be kept); a
+    read-only index still answers, with a warning."""
+    clean = {key: scrub_text(value) if key in LOGGED_TEXT and isinstance(value, str) else value
+             for key, value in record.items()}
     try:
         with (folder / QUERY_LOG).open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"time": time.time(), **record}) + "\n")
+            fh.write(json.dumps({"time": time.time(), **clean}) + "\n")
     except OSError as exc:
         log.warning("cannot append to the query log: %s", exc)
 
