@@ -3,7 +3,8 @@
 It speaks ``POST /v1/chat/completions`` (JSON or SSE streaming), ``GET /v1/models``
 and, when ``tags`` is set, Ollama's ``GET /api/tags``. Each request takes the next
 :class:`Reply` from ``script`` (then ``default``), so a test can answer 429 then
-200, keep failing, answer slowly, or cut a stream mid-way::
+200, keep failing, answer slowly, cut a stream mid-way (closing the connection, or
+ending a chunked body without its last chunk), or answer with a web page::
 
     with running_chat_server() as server:
         server.script = [Reply(429, headers={"Retry-After": "0"}), Reply(text="hi")]
@@ -40,6 +41,9 @@ class Reply:
     #: finishing, "reset" aborts the connection, "error" sends an error event.
     cut: Literal["", "eof", "reset", "error"] = ""
     cut_after: int = 2
+    #: Streaming only: send the events as an HTTP/1.1 chunked body (a cut "eof" then
+    #: closes the connection without the final empty chunk: an incomplete body).
+    chunked: bool = False
     #: A raw body sent as is, with ``content_type`` (a server that is not OpenAI-compatible).
     raw: bytes | None = None
     content_type: str = "text/html"
@@ -80,6 +84,8 @@ def pieces(text: str) -> list[str]:
 
 class _Handler(BaseHTTPRequestHandler):
     server: ChatServer
+    #: Whether the current reply's body is sent in HTTP/1.1 chunks.
+    chunked = False
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -115,9 +121,15 @@ class _Handler(BaseHTTPRequestHandler):
                          "choices": [choice]})
 
     def _stream(self, model: str, reply: Reply) -> None:
+        self.chunked = reply.chunked
+        if reply.chunked:
+            self.protocol_version = "HTTP/1.1"
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        if reply.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close")
         self.end_headers()
         self._event({"role": "assistant", "content": ""}, None, model)
         for i, piece in enumerate(pieces(reply.text)):
@@ -126,17 +138,24 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(reply.piece_delay)
             self._event({"content": piece}, None, model)
         self._event({}, "stop", model)
-        self.wfile.write(b"data: [DONE]\n\n")
+        self._write(b"data: [DONE]\n\n")
+        if reply.chunked:
+            self.wfile.write(b"0\r\n\r\n")
+
+    def _write(self, data: bytes) -> None:
+        if self.chunked:
+            data = b"%x\r\n%s\r\n" % (len(data), data)
+        self.wfile.write(data)
+        self.wfile.flush()
 
     def _event(self, delta: dict[str, str], finish: str | None, model: str) -> None:
         chunk = {"id": "c1", "object": "chat.completion.chunk", "model": model,
                  "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        self.wfile.flush()
+        self._write(f"data: {json.dumps(chunk)}\n\n".encode())
 
     def _cut(self, how: str) -> None:
         if how == "error":
-            self.wfile.write(b'data: {"error": {"message": "model crashed"}}\n\n')
+            self._write(b'data: {"error": {"message": "model crashed"}}\n\n')
         elif how == "reset":  # RST instead of FIN: the client sees a broken connection
             self.connection.setsockopt(
                 socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import codecite
-from codecite.answer.citations import Block, check_citations, parse_citations
+from codecite.answer.citations import (
+    Block,
+    Citation,
+    check_citations,
+    citation_flags,
+    parse_citations,
+)
 from codecite.answer.core import Answerer
 from codecite.answer.prompt import INSUFFICIENT, build_messages, fence_for
 from codecite.evaluate import load_golden
@@ -69,8 +77,9 @@ def test_extractive_answer_states_graph_facts(answerer: Answerer) -> None:
     data = explain.to_json()
     assert set(data) >= {"question", "answer", "citations", "sources", "insufficient", "llm"}
     assert data["llm"] == "extractive"
-    assert all(set(c) == {"path", "start_line", "end_line", "verified"}
+    assert all(set(c) == {"path", "start_line", "end_line", "verified", "partial"}
                for c in data["citations"])
+    assert all(c["verified"] and not c["partial"] for c in data["citations"])
 
 
 def test_citation_parsing_and_verification() -> None:
@@ -79,12 +88,38 @@ def test_citation_parsing_and_verification() -> None:
     parsed = [(p, s, e) for p, s, e, _ in parse_citations(text)]
     assert parsed == [("shop/pricing.py", 25, 34), ("orders.py", 98, 98),
                       ("web/src/cart.ts", 17, 27), ("docs/x.md", 5, 5)]
-    blocks = [Block("shop/pricing.py", 20, 30), Block("shop/orders.py", 91, 102)]
+    blocks = [Block("shop/pricing.py", 20, 34), Block("shop/orders.py", 91, 102)]
     checked = {c.text: c for c in check_citations(text, blocks)}
     assert checked["shop/pricing.py:25-34"].verified
     assert checked["orders.py:98"].verified and checked["orders.py:98"].path == "shop/orders.py"
     assert not checked["web/src/cart.ts:17–27"].verified
     assert not checked["docs/x.md:5"].verified
+    assert not any(c.partial for c in checked.values())
+
+
+def test_citation_must_lie_wholly_inside_the_context() -> None:
+    """``evil.py:13-400`` is not verified when only lines 1-13 were in the context."""
+    blocks = [Block("evil.py", 1, 13), Block("lib/a.py", 1, 10), Block("lib/a.py", 11, 20),
+              Block("lib/a.py", 15, 30), Block("lib/a.py", 40, 50)]
+    text = ("See evil.py:13-400, evil.py:1-13, evil.py:14, lib/a.py:5-30 (touching and "
+            "overlapping blocks), a.py:25-45 (across a gap), lib/a.py:41-49, lib/a.py:31-39 "
+            "and lib/a.py:50-51.")
+    checked = {c.text: (c.verified, c.partial) for c in check_citations(text, blocks)}
+    assert checked == {
+        "evil.py:13-400": (False, True), "evil.py:1-13": (True, False),
+        "evil.py:14": (False, False), "lib/a.py:5-30": (True, False),
+        "a.py:25-45": (False, True), "lib/a.py:41-49": (True, False),
+        "lib/a.py:31-39": (False, False), "lib/a.py:50-51": (False, True),
+    }
+    evil = check_citations("evil.py:13-400", blocks)[0]
+    assert evil.to_json() == {"path": "evil.py", "start_line": 13, "end_line": 400,
+                              "verified": False, "partial": True}
+    assert citation_flags(check_citations(text, blocks)) == [
+        "2 citation(s) not in the retrieved context: evil.py:14, lib/a.py:31-39",
+        "3 citation(s) only partly inside the retrieved context: evil.py:13-400, "
+        "a.py:25-45, lib/a.py:50-51",
+    ]
+    assert citation_flags([Citation("x.py", 1, 2, True, "x.py:1-2")]) == []
 
 
 @settings(max_examples=200, deadline=None)
@@ -95,12 +130,15 @@ def test_citation_parsing_and_verification() -> None:
                              st.integers(1, 300), st.integers(0, 40)), max_size=6),
 )
 def test_no_citation_outside_the_context_is_ever_verified(blocks, cites) -> None:
+    """Against a reference by sets of lines: verified iff every cited line was in the
+    context; partial iff not verified but some cited line was."""
     context = [Block(p, s, s + n) for p, s, n in blocks]
     text = " ".join(f"claim ({p}:{s}-{s + n})." for p, s, n in cites)
     for c in check_citations(text, context):
-        inside = any(b.path == c.path and b.start_line <= c.end_line
-                     and c.start_line <= b.end_line for b in context)
-        assert c.verified == inside
+        shown = {(b.path, n) for b in context for n in range(b.start_line, b.end_line + 1)}
+        cited = {(c.path, n) for n in range(c.start_line, c.end_line + 1)}
+        assert c.verified == (cited <= shown)
+        assert c.partial == (not cited <= shown and bool(cited & shown))
 
 
 def test_prompt_delimits_code_that_tries_to_break_out(answerer: Answerer) -> None:
@@ -122,8 +160,10 @@ def test_prompt_delimits_code_that_tries_to_break_out(answerer: Answerer) -> Non
 # --- generative mode: the real client against a local server speaking the protocol ----
 
 def _inside(c, hits) -> bool:
-    return any(h.chunk.path == c.path and h.chunk.start_line <= c.end_line
-               and c.start_line <= h.chunk.end_line for h in hits)
+    """Every line of citation ``c`` is in some hit (a reference for the check)."""
+    shown = {n for h in hits if h.chunk.path == c.path
+             for n in range(h.chunk.start_line, h.chunk.end_line + 1)}
+    return all(n in shown for n in range(c.start_line, c.end_line + 1))
 
 
 def test_generated_answer_citations_are_checked(answerer: Answerer) -> None:
@@ -154,6 +194,55 @@ def test_generated_answer_citations_are_checked(answerer: Answerer) -> None:
     assert all(c.verified == _inside(c, answer.sources) for c in answer.citations)
     assert answer.flags and "not in the retrieved context" in answer.flags[0]
     assert answer.to_json()["citations"][1]["verified"] is False
+
+
+def test_generated_answer_citation_reaching_beyond_the_context_is_partial(
+    answerer: Answerer,
+) -> None:
+    """The model cites a range that starts in a block and runs far past the context:
+    not verified, marked partial, flagged as only partly inside."""
+    from llm_server import Reply, running_chat_server
+
+    from codecite.answer.llm import LLMSettings, OpenAIChat
+
+    question = "How is the loyalty discount computed?"
+    context = answerer.searcher.search(question, k=12,
+                                       budget=answerer.config.answer_context_tokens).hits
+    good = context[0].chunk
+    reach = f"{good.path}:{good.start_line}-{good.end_line + 400}"
+    with running_chat_server() as server:
+        server.script = [Reply(text=f"The discount is computed in {reach}.")]
+        llm = OpenAIChat("test-model", LLMSettings(base_url=server.base_url, max_retries=0))
+        answer = answerer.ask(question, llm=llm, llm_name="openai:test-model")
+    [citation] = answer.citations
+    assert (citation.verified, citation.partial) == (False, True)
+    assert answer.to_json()["citations"][0]["partial"] is True
+    assert answer.flags == [f"1 citation(s) only partly inside the retrieved context: {reach}"]
+
+
+def test_cli_prints_a_partial_citation_as_partly_outside(tmp_path: Path) -> None:
+    from llm_server import Reply, running_chat_server
+    from repos import make_git_repo
+
+    repo = make_git_repo(tmp_path / "small", {"app/tax.py": (
+        '"""Tax rules."""\nRATES = {"EU": 0.2}\n\n\n'
+        'def get_rate_for_region(region: str) -> float:\n'
+        '    """The VAT rate of a region."""\n    return RATES.get(region, 0.0)\n')})
+    idx = codecite.open_index(repo)
+    idx.update(embed=False)
+    idx.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODECITE_LLM"))}
+    with running_chat_server() as server:
+        server.default = Reply(text="The rate comes from a table (app/tax.py:5-400) in "
+                                    "get_rate_for_region (app/tax.py:5-7).")
+        proc = subprocess.run(
+            [sys.executable, "-m", "codecite", "ask", "how is the tax rate of a region computed",
+             str(repo), "--llm", "openai:test-model", "--base-url", server.base_url],
+            capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "✗ app/tax.py:5-400 (partly outside the retrieved context)" in proc.stdout
+    assert "✓ app/tax.py:5-7  get_rate_for_region" in proc.stdout
+    assert "5-7 (partly" not in proc.stdout
 
 
 def test_generated_answer_without_citations_or_with_abstention(answerer: Answerer) -> None:

@@ -20,7 +20,9 @@ from codecite.answer.llm import (
     LLMAuthError,
     LLMError,
     LLMModelNotFoundError,
+    LLMProtocolError,
     LLMRequestError,
+    LLMServerError,
     LLMSettings,
     LLMTimeoutError,
     LLMUnavailableError,
@@ -83,9 +85,9 @@ def test_retries_429_then_succeeds_honouring_retry_after(server: ChatServer) -> 
 
 def test_5xx_retried_with_exponential_backoff_then_gives_up(server: ChatServer) -> None:
     server.default = Reply(500, error="model crashed")
-    with pytest.raises(LLMError) as info:
+    with pytest.raises(LLMServerError) as info:
         chat(server, backoff=0.05).complete(MESSAGES)
-    assert not isinstance(info.value, UserError)  # the server's fault
+    assert isinstance(info.value, UserError)  # the endpoint's fault, not a bug: exit 1
     message = str(info.value)
     assert "HTTP 500" in message and "model crashed" in message and "3 attempts" in message
     gaps = [b - a for a, b in zip(server.times, server.times[1:], strict=False)]
@@ -146,15 +148,16 @@ def test_stream_stalling_mid_way_times_out(server: ChatServer) -> None:
 
 @pytest.mark.parametrize(
     ("cut", "match"),
-    [("eof", "stopped after 7 characters"), ("reset", "connection to .* broke"),
+    [("eof", "closed the stream after 7 characters without finishing"),
+     ("reset", r"closed the stream after 7 characters \(\w+Error"),
      ("error", "failed during the answer: model crashed")],
 )
 def test_stream_cut_mid_way(server: ChatServer, cut: str, match: str) -> None:
     server.default = Reply(text="one two three four", cut=cut, cut_after=2)  # type: ignore[arg-type]
     seen: list[str] = []
-    with pytest.raises(LLMError, match=match):
+    with pytest.raises(LLMError, match=match) as info:
         chat(server).complete(MESSAGES, on_token=seen.append)
-    assert seen == ["one", " two"]
+    assert seen == ["one", " two"] and isinstance(info.value, UserError)
 
 
 def test_server_that_ignores_stream_still_answers(server: ChatServer) -> None:
@@ -167,7 +170,7 @@ def test_server_that_ignores_stream_still_answers(server: ChatServer) -> None:
 
 def test_not_an_openai_server(server: ChatServer) -> None:
     server.default = Reply(raw=b"<html>welcome</html>")
-    with pytest.raises(LLMError, match=r"non-JSON.*ending in /v1"):
+    with pytest.raises(LLMProtocolError, match=r"HTML page.*the OpenAI-compatible /v1 endpoint"):
         chat(server).complete(MESSAGES)
 
 

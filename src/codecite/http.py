@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,14 +43,36 @@ def is_local_url(url: str) -> bool:
     return address.is_loopback or address.is_private or address.is_unspecified
 
 
+def is_html(response: httpx.Response) -> bool:
+    """True when the server sent a web page (a proxy, a login page, a wrong URL)."""
+    return "html" in response.headers.get("content-type", "").lower()
+
+
+def body_text(response: httpx.Response, limit: int = 300) -> str:
+    """A short, one-line description of a body that is not JSON: an HTML page by its
+    title, other text with its whitespace collapsed; "" when there is none."""
+    try:
+        text = response.text
+    except httpx.ResponseNotRead:  # reading it failed part-way
+        return ""
+    if is_html(response) or text.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
+        title = _TITLE.search(text)
+        name = " ".join(title.group(1).split())[:limit] if title else ""
+        return f"an HTML page titled {name!r}" if name else "an HTML page"
+    return " ".join(text.split())[:limit]
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+
+
 def server_message(response: httpx.Response) -> str:
     """The error message a server put in its body (OpenAI, Ollama, vLLM,
-    llama.cpp shapes); reads a streamed response first."""
+    llama.cpp shapes; an HTML page by its title); reads a streamed response first."""
     try:
         response.read()
         body = response.json()
     except (ValueError, httpx.HTTPError):
-        return response.text.strip()[:300] or response.reason_phrase
+        return body_text(response) or response.reason_phrase
     if isinstance(body, dict):
         error = body.get("error", body.get("detail", body.get("message")))
         if isinstance(error, dict):

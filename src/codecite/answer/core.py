@@ -22,7 +22,7 @@ from ..retrieve.keyword import STOPWORDS
 from ..retrieve.search import append_query_log
 from ..retrieve.types import Filters, Hit
 from ..tokens import tokenize
-from .citations import Block, Citation, check_citations
+from .citations import Block, Citation, check_citations, citation_flags
 from .extractive import ExtractiveAnswerer
 from .prompt import INSUFFICIENT, build_messages
 
@@ -128,12 +128,7 @@ class Answerer:
 
     def _check(self, answer: Answer, blocks: Sequence[Block]) -> None:
         answer.citations = check_citations(answer.answer, blocks)
-        bad = [c for c in answer.citations if not c.verified]
-        if bad:
-            answer.flags.append(
-                f"{len(bad)} citation(s) not in the retrieved context: "
-                + ", ".join(c.text for c in bad)
-            )
+        answer.flags.extend(citation_flags(answer.citations))
         if not answer.citations and not answer.insufficient and answer.sources:
             answer.flags.append("the answer cites nothing although context was retrieved")
 

@@ -9,20 +9,28 @@ base URL comes from :class:`LLMSettings`, then ``CODECITE_LLM_BASE_URL`` or
 the settings, then ``CODECITE_LLM_API_KEY`` or ``OPENAI_API_KEY``. A key is
 required unless the server is local.
 
-Errors (the user-fixable ones are also :class:`~codecite.errors.UserError`)::
+Errors. Every one raised is a subclass of :class:`LLMError` and also a
+:class:`~codecite.errors.UserError` (exit 1, a message that says what to check):
+a failing endpoint is the endpoint's problem, not a bug in codecite::
 
-    LLMError                    the endpoint failed: 5xx after retries, bad reply, cut stream
-    ├── LLMUnavailableError     cannot connect (is the server running?)     + UserError
-    │   └── LLMTimeoutError     no answer within the timeout                 + UserError
-    ├── LLMAuthError            HTTP 401/403: the API key                    + UserError
-    ├── LLMModelNotFoundError   HTTP 404: no such model (or wrong base URL)  + UserError
-    └── LLMRequestError         another 4xx, e.g. the prompt exceeds the context + UserError
+    LLMError                    the endpoint failed (base class, never raised itself)
+    ├── LLMUnavailableError     cannot connect (is the server running?)          + UserError
+    │   └── LLMTimeoutError     no answer within the timeout                      + UserError
+    ├── LLMAuthError            HTTP 401/403: the API key                         + UserError
+    ├── LLMModelNotFoundError   HTTP 404: no such model (or wrong base URL)       + UserError
+    ├── LLMRequestError         another 4xx, e.g. the prompt exceeds the context  + UserError
+    ├── LLMServerError          HTTP 5xx after the retries, or an error event     + UserError
+    ├── LLMRateLimitError       HTTP 429 after the retries (says how long to wait) + UserError
+    ├── LLMStreamError          the answer stopped mid-way (connection closed)    + UserError
+    └── LLMProtocolError        not an OpenAI-compatible reply (an HTML page,     + UserError
+                                non-JSON, another shape, a redirect)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,19 +41,22 @@ from ..config import Config
 from ..errors import CodeciteError, ConfigError, UnknownBackendError, UserError
 from ..http import (
     RetryPolicy,
+    body_text,
     first_env,
     get_json,
+    is_html,
     is_local_url,
     json_client,
     list_models,
+    retry_after,
     send_with_retries,
     server_message,
 )
 
 __all__ = [
-    "LLM", "LLMS", "LLMAuthError", "LLMError", "LLMModelNotFoundError", "LLMRequestError",
-    "LLMSettings", "LLMTimeoutError", "LLMUnavailableError", "OpenAIChat", "detect_auto",
-    "get_llm",
+    "LLM", "LLMS", "LLMAuthError", "LLMError", "LLMModelNotFoundError", "LLMProtocolError",
+    "LLMRateLimitError", "LLMRequestError", "LLMServerError", "LLMSettings", "LLMStreamError",
+    "LLMTimeoutError", "LLMUnavailableError", "OpenAIChat", "detect_auto", "get_llm",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -60,6 +71,9 @@ _RETRY_ERRORS: tuple[type[httpx.TransportError], ...] = (
     httpx.ConnectError, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError,
 )
 _NO_MODELS = "no LLM endpoint configured and no Ollama server on localhost"
+#: Server-sent event lines that carry no data (comments and other fields).
+_SSE_FIELDS = (":", "event:", "id:", "retry:")
+_EXTRACTIVE = "or use --llm extractive"
 
 
 class LLMError(CodeciteError):
@@ -84,6 +98,22 @@ class LLMModelNotFoundError(LLMError, UserError):
 
 class LLMRequestError(LLMError, UserError):
     """The server refused the request (too long a prompt, bad parameters)."""
+
+
+class LLMServerError(LLMError, UserError):
+    """The server kept failing (HTTP 5xx after the retries) or reported an error."""
+
+
+class LLMRateLimitError(LLMError, UserError):
+    """The server kept rate-limiting (HTTP 429 after the retries)."""
+
+
+class LLMStreamError(LLMError, UserError):
+    """The answer stopped mid-way: the connection closed before the reply finished."""
+
+
+class LLMProtocolError(LLMError, UserError):
+    """The reply is not an OpenAI-compatible chat completion (a web page, say)."""
 
 
 class LLM(Protocol):
@@ -183,6 +213,9 @@ class OpenAIChat:
         }
         response = self._send(payload)
         try:
+            if is_html(response):
+                response.read()
+                raise self._not_openai(response, body_text(response))
             if on_token is not None and "json" not in response.headers.get("content-type", ""):
                 return self._read_stream(response, on_token)
             text = self._read_message(response)  # also a server that ignored "stream"
@@ -192,10 +225,7 @@ class OpenAIChat:
         except httpx.TimeoutException:
             raise self._timeout() from None
         except httpx.TransportError as exc:
-            raise LLMError(
-                f"the connection to {self.url} broke during the answer "
-                f"({type(exc).__name__}: {exc}); the server may have crashed, try again"
-            ) from None
+            raise self._cut(0, exc) from None
         finally:
             response.close()
 
@@ -209,7 +239,7 @@ class OpenAIChat:
         if outcome.error is not None:
             raise self._transport_error(outcome.error, outcome.attempts)
         assert outcome.response is not None
-        if outcome.response.status_code >= 300:
+        if outcome.response.status_code >= 300:  # httpx does not follow redirects
             try:
                 raise self._http_error(outcome.response, outcome.attempts)
             finally:
@@ -221,31 +251,95 @@ class OpenAIChat:
         try:
             body = response.json()
         except ValueError:
-            raise LLMError(
-                f"{self.url} answered with non-JSON ({response.text[:200]!r}); is the base "
-                f"URL an OpenAI-compatible API (usually ending in /v1)?"
-            ) from None
-        return _content(body, "message", self.url)
+            raise self._not_openai(response, f"non-JSON ({body_text(response, 200)!r})") from None
+        if isinstance(body, dict) and body.get("error") and "choices" not in body:
+            raise self._failed(_error_message(body["error"]), 0)
+        return self._content(body, "message")
 
     def _read_stream(self, response: httpx.Response, on_token: Callable[[str], None]) -> str:
+        """The streamed answer; an error when the stream ends before it finished."""
         parts: list[str] = []
-        finished = False
-        for event in _sse_events(response.iter_lines()):
-            if event is None:
-                finished = True
-                break
-            text = _content(event, "delta", self.url)
-            choice = (event.get("choices") or [{}])[0]
-            finished = finished or bool(isinstance(choice, dict) and choice.get("finish_reason"))
-            if text:
-                parts.append(text)
-                on_token(text)
+        other: list[str] = []  # lines that are not server-sent events
+        finished = events = False
+        size = 0
+        try:
+            for data in _sse_data(response.iter_lines(), other):
+                events = True
+                if data == "[DONE]":
+                    finished = True
+                    break
+                event = self._stream_event(data, size)
+                text = self._content(event, "delta")
+                choice = (event.get("choices") or [{}])[0]
+                finished = finished or bool(isinstance(choice, dict)
+                                            and choice.get("finish_reason"))
+                if text:
+                    parts.append(text)
+                    size += len(text)
+                    on_token(text)
+        except httpx.TimeoutException:
+            raise self._timeout() from None
+        except httpx.TransportError as exc:
+            raise self._cut(size, exc) from None
+        if not events and other:
+            raise self._not_openai(response, f"no server-sent events ({' '.join(other)[:200]!r})")
         if not finished:
-            raise LLMError(
-                f"the answer stream from {self.url} stopped after {len(''.join(parts))} "
-                f"characters without finishing; the server may have crashed, try again"
-            )
+            raise self._cut(size)
         return "".join(parts)
+
+    def _stream_event(self, data: str, size: int) -> dict[str, Any]:
+        """One ``data:`` payload as JSON; an error event becomes :class:`LLMServerError`."""
+        try:
+            event = json.loads(data)
+        except ValueError:
+            raise LLMProtocolError(
+                f"the answer stream from {self.url} sent a line that is not JSON: "
+                f"{data[:200]!r}; is --base-url ({self.base_url}) the OpenAI-compatible /v1 "
+                f"endpoint?"
+            ) from None
+        if not isinstance(event, dict):
+            raise self._unexpected(event, "delta")
+        if event.get("error"):
+            raise self._failed(_error_message(event["error"]), size)
+        return event
+
+    def _content(self, body: Any, key: str) -> str:
+        """``choices[0][key].content`` (``key`` is "message" or "delta"); "" when absent."""
+        try:
+            return _content(body, key)
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise self._unexpected(body, key) from None
+
+    def _unexpected(self, body: Any, key: str) -> LLMProtocolError:
+        expected = f'{{"choices": [{{"{key}": {{"content": ...}}}}]}}'
+        return LLMProtocolError(
+            f"{self.url} returned an unexpected response {str(body)[:200]!r}; expected "
+            f"{expected}. Is --base-url ({self.base_url}) the OpenAI-compatible /v1 endpoint?"
+        )
+
+    def _not_openai(self, response: httpx.Response, what: str) -> LLMProtocolError:
+        kind = response.headers.get("content-type", "") or "none"
+        return LLMProtocolError(
+            f"{self.url} answered HTTP {response.status_code} with {what or 'an empty body'} "
+            f"(content-type {kind}), not an OpenAI-compatible chat completion. Is --base-url "
+            f"({self.base_url}) the OpenAI-compatible /v1 endpoint (for example "
+            f"http://localhost:11434/v1 for Ollama)? A proxy or login page may be in the way"
+        )
+
+    def _cut(self, size: int, exc: httpx.TransportError | None = None) -> LLMStreamError:
+        how = f" ({type(exc).__name__}: {exc})" if exc else " without finishing the answer"
+        return LLMStreamError(
+            f"the server closed the stream after {size} characters{how}; the answer is "
+            f"incomplete. The LLM server at {self.base_url} may have crashed or run out of "
+            f"memory, or a proxy cut the connection: check its logs and try again, "
+            f"{_EXTRACTIVE}"
+        )
+
+    def _failed(self, message: str, size: int) -> LLMServerError:
+        return LLMServerError(
+            f"the LLM server failed during the answer: {message} (after {size} characters, "
+            f"at {self.url}). Check the server's logs and try again, {_EXTRACTIVE}"
+        )
 
     def _timeout(self) -> LLMTimeoutError:
         return LLMTimeoutError(
@@ -258,9 +352,16 @@ class OpenAIChat:
         if isinstance(exc, httpx.TimeoutException) and not connecting:
             return self._timeout()
         kind = LLMTimeoutError if connecting else LLMUnavailableError
+        detail = f"[{type(exc).__name__}: {exc}; {attempts} attempts]"
+        if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+            return kind(
+                f"the LLM at {self.base_url} closed the connection without answering: is "
+                f"--base-url the OpenAI-compatible /v1 endpoint, and is the server healthy "
+                f"(check its logs)? ({_EXTRACTIVE}) {detail}"
+            )
         return kind(
             f"cannot reach the LLM at {self.base_url}: is the server running? "
-            f"(or use --llm extractive) [{type(exc).__name__}: {exc}; {attempts} attempts]"
+            f"({_EXTRACTIVE}) {detail}"
         )
 
     def _http_error(self, response: httpx.Response, attempts: int) -> LLMError:
@@ -278,51 +379,54 @@ class OpenAIChat:
                 f'{head}. Model "{self.model}" not found on {self.base_url}{listed}. Check '
                 f"the model name in --llm openai:MODEL and that the base URL ends in /v1"
             )
-        if status < 500 and status != 429:
+        if status < 400:
+            where = response.headers.get("location", "")
+            return LLMProtocolError(
+                f"{head}. It redirects{f' to {where}' if where else ''}, which an "
+                f"OpenAI-compatible API does not: is --base-url ({self.base_url}) the "
+                f"OpenAI-compatible /v1 endpoint? A proxy or login page may be in the way"
+            )
+        if status == 429:
+            wait = retry_after(response)
+            advice = (f"The server asks to wait {wait:g}s (Retry-After): wait that long and "
+                      f"try again" if wait is not None else "Wait a minute and try again")
+            return LLMRateLimitError(
+                f"{head} (rate-limited; gave up after {attempts} attempts). {advice}, "
+                f"check the quota of your plan or key, raise llm_max_retries, {_EXTRACTIVE}"
+            )
+        if status < 500:
             return LLMRequestError(
                 f"{head}. The request was refused; if the prompt is too long for the "
                 f"model's context, lower answer_context_tokens or answer_max_tokens"
             )
-        return LLMError(
-            f"{head} (gave up after {attempts} attempts). The server is failing or "
-            f"rate-limiting; try again later or use --llm extractive"
+        return LLMServerError(
+            f"{head} (gave up after {attempts} attempts). The LLM server is failing: check "
+            f"its logs and that --base-url ({self.base_url}) is the OpenAI-compatible /v1 "
+            f"endpoint, try again later, {_EXTRACTIVE}"
         )
 
 
-def _sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any] | None]:
-    """The JSON objects of ``data:`` lines; None for ``data: [DONE]``."""
+def _sse_data(lines: Iterator[str], other: list[str]) -> Iterator[str]:
+    """The payloads of ``data:`` lines. Blank separators, ``: comments`` and the other
+    SSE fields are skipped; any other line (a web page, say) is kept in ``other``."""
     for line in lines:
-        if not line.startswith("data:"):
-            continue  # blank separators, ": comments", "event:"/"id:" fields
-        data = line[5:].strip()
-        if data == "[DONE]":
-            yield None
-            return
-        try:
-            event = json.loads(data)
-        except ValueError:
-            raise LLMError(
-                f"the answer stream sent a line that is not JSON: {data[:200]!r}"
-            ) from None
-        if isinstance(event, dict) and event.get("error"):
-            error = event["error"]
-            message = error.get("message", error) if isinstance(error, dict) else error
-            raise LLMError(f"the LLM server failed during the answer: {message}")
-        yield event
+        if line.startswith("data:"):
+            yield line[5:].strip()
+        elif line.strip() and not line.startswith(_SSE_FIELDS) and len(other) < 20:
+            other.append(" ".join(line.split()))
 
 
-def _content(body: Any, key: str, url: str) -> str:
-    """``choices[0][key].content`` (``key`` is "message" or "delta"); "" when absent."""
-    try:
-        choices = body["choices"]
-        if not choices and key == "delta":
-            return ""  # usage-only chunks
-        content = choices[0][key].get("content")
-    except (KeyError, IndexError, TypeError, AttributeError):
-        raise LLMError(
-            f"{url} returned an unexpected response {str(body)[:200]!r}; expected "
-            f'{{"choices": [{{"{key}": {{"content": ...}}}}]}}'
-        ) from None
+def _error_message(error: Any) -> str:
+    message = error.get("message", error) if isinstance(error, dict) else error
+    return re.sub(r"\s+", " ", str(message)).strip()[:300]
+
+
+def _content(body: Any, key: str) -> str:
+    """``choices[0][key].content``; "" when absent; KeyError & co. when malformed."""
+    choices = body["choices"]
+    if not choices and key == "delta":
+        return ""  # usage-only chunks
+    content = choices[0][key].get("content")
     return content if isinstance(content, str) else ""
 
 

@@ -10,11 +10,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from ..answer.citations import cite
 from ..answer.core import Answer, Answerer
 from ..answer.llm import LLM, LLMSettings, detect_auto, get_llm
+from ..answer.prompt import escape_text
 from ..config import Config
 from ..retrieve import Searcher
-from . import IndexOpt, JsonOpt, _emit_json, app, err, out
+from . import IndexOpt, JsonOpt, _emit_json, app, err, out, text_arg
 from .query import KindOpt, LangOpt, PathOpt, _open_for_query, make_filters
 
 
@@ -48,7 +50,11 @@ def ask(
     kind: KindOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer a question from the indexed code; every claim cites path:start-end."""
+    """Answer a question from the indexed code; every claim cites path:start-end.
+
+    A question that starts with "-" goes after "--": codecite ask -- "-v flag?" --json
+    """
+    question = text_arg(question)
     if not question.strip():
         raise typer.BadParameter("the question is empty")
     filters = make_filters(lang, path_glob, kind)
@@ -85,9 +91,14 @@ VIA = {"graph:called_by": "caller, via the graph", "graph:tests": "test, via the
        "graph:calls": "callee, via the graph"}
 
 
+def _shown(text: str) -> str:
+    """Repository text for the terminal: control characters escaped, no rich markup."""
+    return escape(escape_text(text))
+
+
 def _print_sources(answer: Answer) -> None:
     """Sources, each marked ✓ when a verified citation points into it; then any
-    citation that is not in the retrieved context, as a warning."""
+    citation that is not (or only partly) in the retrieved context, as a warning."""
     verified = [c for c in answer.citations if c.verified]
     out.print("[bold]Sources[/bold]")
     shown: set[tuple[str, int, int]] = set()
@@ -97,18 +108,22 @@ def _print_sources(answer: Answer) -> None:
                     and c.start_line <= v.end_line for v in verified)
         mark = "[green]✓[/green]" if cited else "[dim]·[/dim]"
         note = ", ".join(x for x in (VIA.get(h.source, ""), "" if cited else "not cited") if x)
-        out.print(f"  {mark} {escape(c.path)}:{c.start_line}-{c.end_line}  "
-                  f"{escape(c.qualname)}" + (f" [dim]({note})[/dim]" if note else ""),
+        out.print(f"  {mark} {_shown(c.path)}:{c.start_line}-{c.end_line}  "
+                  f"{_shown(c.qualname)}" + (f" [dim]({note})[/dim]" if note else ""),
                   soft_wrap=True)
         shown.add((c.path, c.start_line, c.end_line))
     for v in verified:  # graph facts of an extractive answer cite chunks beyond the hits
         if not any(p == v.path and s <= v.start_line and v.end_line <= e for p, s, e in shown):
-            out.print(f"  [green]✓[/green] {escape(v.text)} [dim](graph neighbour)[/dim]",
+            out.print(f"  [green]✓[/green] {_shown(v.text)} [dim](graph neighbour)[/dim]",
                       soft_wrap=True)
             shown.add((v.path, v.start_line, v.end_line))
     for citation in answer.citations:
-        if not citation.verified:
-            out.print(f"  [red]✗ {escape(citation.text)}[/red] [dim](cited, but not in the "
+        if citation.partial:
+            where = cite(citation.path, citation.start_line, citation.end_line)
+            out.print(f"  [red]✗ {_shown(where)}[/red] [dim](partly outside the retrieved "
+                      "context)[/dim]", soft_wrap=True)
+        elif not citation.verified:
+            out.print(f"  [red]✗ {_shown(citation.text)}[/red] [dim](cited, but not in the "
                       "retrieved context: unverified)[/dim]", soft_wrap=True)
     for flag in answer.flags:
         out.print(f"[yellow]warning:[/yellow] {escape(flag)}", soft_wrap=True)
