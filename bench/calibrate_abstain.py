@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 import codecite
-from codecite.answer.core import confidence
+from codecite.answer.answerer import confidence
 from codecite.evaluate import load_golden
 from codecite.retrieve import Searcher
 from codecite.retrieve.intent import analyse
@@ -48,7 +48,7 @@ def main() -> None:
             shutil.copytree(FIXTURES / "shop", repo)
         with codecite.open_index(repo) as idx:
             idx.update()
-            searcher = Searcher(idx)
+            searcher = idx.searcher
             pos = signals(searcher, [g.query for g in golden])
             neg = signals(searcher, unanswerable)
     best = None

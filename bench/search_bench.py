@@ -114,7 +114,7 @@ def build_systems(corpus: Corpus, index: codecite.Index, cache: EmbeddingCache,
 
     def stage(switches: dict[str, bool]) -> Callable[[], Search]:
         # A fresh Searcher per system: its query-vector cache must not carry over.
-        return lambda: codecite_search(Searcher(index), switches)
+        return lambda: codecite_search(Searcher(index.store, index.config), switches)
 
     return {"bm25-files": bm25, "naive-rag": naive,
             **{name: stage(switches) for name, switches in STAGES.items()}}

@@ -32,7 +32,6 @@ from search_queries import documented, first_sentence  # noqa: E402
 
 import codecite  # noqa: E402
 from codecite.embed import get_embedder  # noqa: E402
-from codecite.retrieve import Searcher  # noqa: E402
 
 #: Together about 56k chunks (django is most of it, docs and tests included).
 LATENCY_PROJECTS = ("django==5.2.8", "werkzeug==3.1.3", "jinja2==3.1.6")
@@ -95,7 +94,7 @@ def run_latency(workdir: Path) -> dict[str, Any]:
     log(f"latency: {chunks} chunks indexed (--no-embed) in {parse_s:.0f} s; random vectors set")
     texts = queries(root)
     started = time.perf_counter()
-    searcher = Searcher(index)
+    searcher = index.searcher
     searcher.search("warm up: load the model and the vectors", k=10)
     load_s = time.perf_counter() - started
     times: list[float] = []

@@ -8,7 +8,7 @@ ending a chunked body without its last chunk), or answer with a web page::
 
     with running_chat_server() as server:
         server.script = [Reply(429, headers={"Retry-After": "0"}), Reply(text="hi")]
-        OpenAIChat("m", LLMSettings(base_url=server.base_url)).complete(messages)
+        OpenAIChat("m", Endpoint(base_url=server.base_url)).complete(messages)
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import codecite
+from codecite.answer.answerer import Answerer
 from codecite.answer.citations import (
     Block,
     Citation,
@@ -22,10 +23,8 @@ from codecite.answer.citations import (
     citation_flags,
     parse_citations,
 )
-from codecite.answer.core import Answerer
 from codecite.answer.prompt import INSUFFICIENT, build_messages, fence_for
 from codecite.evaluate import load_golden
-from codecite.retrieve import Searcher
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: What extractive mode reaches on the shop golden set's expected facts (measured 0.65)
@@ -39,7 +38,7 @@ def answerer(tmp_path_factory: pytest.TempPathFactory):
     shutil.copytree(FIXTURES / "shop", root)
     idx = codecite.open_index(root)
     idx.update()
-    yield Answerer(Searcher(idx))
+    yield Answerer(idx.searcher)
     idx.close()
 
 
@@ -169,7 +168,8 @@ def _inside(c, hits) -> bool:
 def test_generated_answer_citations_are_checked(answerer: Answerer) -> None:
     from llm_server import Reply, running_chat_server
 
-    from codecite.answer.llm import LLMSettings, OpenAIChat
+    from codecite.answer.llm import OpenAIChat
+    from codecite.config import Endpoint
 
     question = "How is the loyalty discount computed?"
     context = answerer.searcher.search(question, k=12,
@@ -180,9 +180,9 @@ def test_generated_answer_citations_are_checked(answerer: Answerer) -> None:
             f"{good.path}:{good.end_line + 500}.")
     with running_chat_server() as server:
         server.script = [Reply(text=text)]
-        llm = OpenAIChat("test-model", LLMSettings(base_url=server.base_url, max_retries=0))
+        llm = OpenAIChat("test-model", Endpoint(base_url=server.base_url, max_retries=0))
         pieces: list[str] = []
-        answer = answerer.ask(question, llm=llm, llm_name="openai:test-model",
+        answer = answerer.ask(question, llm=llm,
                               on_token=pieces.append)
         prompt = server.requests[-1]["messages"][1]["content"]
     assert "".join(pieces) == answer.answer == text
@@ -203,7 +203,8 @@ def test_generated_answer_citation_reaching_beyond_the_context_is_partial(
     not verified, marked partial, flagged as only partly inside."""
     from llm_server import Reply, running_chat_server
 
-    from codecite.answer.llm import LLMSettings, OpenAIChat
+    from codecite.answer.llm import OpenAIChat
+    from codecite.config import Endpoint
 
     question = "How is the loyalty discount computed?"
     context = answerer.searcher.search(question, k=12,
@@ -212,8 +213,8 @@ def test_generated_answer_citation_reaching_beyond_the_context_is_partial(
     reach = f"{good.path}:{good.start_line}-{good.end_line + 400}"
     with running_chat_server() as server:
         server.script = [Reply(text=f"The discount is computed in {reach}.")]
-        llm = OpenAIChat("test-model", LLMSettings(base_url=server.base_url, max_retries=0))
-        answer = answerer.ask(question, llm=llm, llm_name="openai:test-model")
+        llm = OpenAIChat("test-model", Endpoint(base_url=server.base_url, max_retries=0))
+        answer = answerer.ask(question, llm=llm)
     [citation] = answer.citations
     assert (citation.verified, citation.partial) == (False, True)
     assert answer.to_json()["citations"][0]["partial"] is True
@@ -248,14 +249,15 @@ def test_cli_prints_a_partial_citation_as_partly_outside(tmp_path: Path) -> None
 def test_generated_answer_without_citations_or_with_abstention(answerer: Answerer) -> None:
     from llm_server import Reply, running_chat_server
 
-    from codecite.answer.llm import LLMSettings, OpenAIChat
+    from codecite.answer.llm import OpenAIChat
+    from codecite.config import Endpoint
 
     with running_chat_server() as server:
         server.script = [Reply(text="Gold customers get a discount."),
                          Reply(text="Not enough information in the indexed code: no refunds.")]
-        llm = OpenAIChat("test-model", LLMSettings(base_url=server.base_url, max_retries=0))
-        uncited = answerer.ask("what do gold customers get", llm=llm, llm_name="x")
-        abstained = answerer.ask("how are refunds approved", llm=llm, llm_name="x")
+        llm = OpenAIChat("test-model", Endpoint(base_url=server.base_url, max_retries=0))
+        uncited = answerer.ask("what do gold customers get", llm=llm)
+        abstained = answerer.ask("how are refunds approved", llm=llm)
     assert not uncited.citations and "cites nothing" in uncited.flags[0]
     assert abstained.insufficient
 
@@ -265,18 +267,20 @@ REAL_LLM = os.environ.get("CODECITE_TEST_LLM_URL", "")
 
 @pytest.mark.skipif(not REAL_LLM, reason="set CODECITE_TEST_LLM_URL (scripts/start-llm-server)")
 def test_real_small_model_answer_never_verifies_outside_context(answerer: Answerer) -> None:
-    from codecite.answer.llm import LLMSettings, OpenAIChat
+    from codecite.answer.llm import OpenAIChat
+    from codecite.config import Endpoint
 
-    llm = OpenAIChat("smollm2", LLMSettings(base_url=REAL_LLM, timeout=120, max_retries=1))
+    llm = OpenAIChat("smollm2", Endpoint(base_url=REAL_LLM, timeout=120, max_retries=1))
     # a small context: the test server runs SmolLM2 with n_ctx 2048 on 2 CPU cores
-    small = Answerer(Searcher(answerer.searcher.index,
+    from codecite.retrieve import Searcher
+
+    small = Answerer(Searcher(answerer.searcher.store,
                               answerer.config.replace(answer_context_tokens=500,
                                                       answer_max_tokens=120)))
     for question in ("How is the loyalty discount computed?",
                      "Which tests cover order cancellation?"):
         pieces: list[str] = []
-        answer = small.ask(question, llm=llm, llm_name="openai:smollm2",
-                           on_token=pieces.append)
+        answer = small.ask(question, llm=llm, on_token=pieces.append)
         assert answer.answer and "".join(pieces) == answer.answer
         assert all(c.verified == _inside(c, answer.sources) for c in answer.citations)
         if not answer.citations:

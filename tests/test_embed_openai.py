@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from codecite.config import Config
+from codecite.config import Config, Endpoint
 from codecite.embed import get_embedder
 from codecite.embed.openai import OpenAIEmbedder, is_local_url
 from codecite.errors import ConfigError, EmbeddingError
@@ -83,10 +83,15 @@ def server() -> Iterator[FakeOpenAI]:
     fake.server_close()
 
 
+#: Options of the embedder itself; the rest describe its endpoint.
+EMBEDDER_OPTIONS = ("dim", "batch_size", "max_tokens")
+
+
 def client(server: FakeOpenAI, **kwargs: Any) -> OpenAIEmbedder:
-    options: dict[str, Any] = {"backoff": 0.001, "max_retries": 2, "environ": {}}
-    options.update(kwargs)
-    return OpenAIEmbedder("test-embed", base_url=server.base_url, **options)
+    endpoint: dict[str, Any] = {"backoff": 0.001, "max_retries": 2, "base_url": server.base_url}
+    own = {k: v for k, v in kwargs.items() if k in EMBEDDER_OPTIONS}
+    endpoint.update({k: v for k, v in kwargs.items() if k not in EMBEDDER_OPTIONS})
+    return OpenAIEmbedder("test-embed", Endpoint(**endpoint), **own)
 
 
 def expected(texts: list[str]) -> np.ndarray:
@@ -139,7 +144,7 @@ def test_client_error_is_not_retried(server: FakeOpenAI) -> None:
 
 
 def test_wrong_base_url_says_so(server: FakeOpenAI) -> None:
-    embedder = OpenAIEmbedder("m", base_url=server.base_url[:-3], environ={}, max_retries=0)
+    embedder = OpenAIEmbedder("m", Endpoint(base_url=server.base_url[:-3], max_retries=0))
     with pytest.raises(EmbeddingError, match="/v1"):
         embedder.embed(["x"], "document")
 
@@ -149,7 +154,7 @@ def test_unreachable_server() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     embedder = OpenAIEmbedder(
-        "m", base_url=f"http://127.0.0.1:{port}/v1", environ={}, max_retries=1, backoff=0.001
+        "m", Endpoint(base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, backoff=0.001)
     )
     with pytest.raises(EmbeddingError, match=r"cannot reach.*2 attempts"):
         embedder.embed(["x"], "document")
@@ -166,7 +171,7 @@ def test_missing_key_for_remote_url(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError, match="no API key: set OPENAI_API_KEY"):
         get_embedder("openai:text-embedding-3-small", Config())
     with pytest.raises(ConfigError, match="no API key"):
-        OpenAIEmbedder("m", base_url="https://example.com/v1", environ={})
+        OpenAIEmbedder("m", Endpoint(base_url="https://example.com/v1"))
     monkeypatch.setenv("CODECITE_OPENAI_BASE_URL", "http://localhost:11434/v1")
     embedder = get_embedder("openai:nomic-embed-text", Config())
     assert embedder.name == "openai:nomic-embed-text"

@@ -14,34 +14,30 @@ import pytest
 from llm_server import ChatServer, Reply, closed_port, pieces, running_chat_server
 
 from codecite.answer.llm import (
-    API_KEY_ENVS,
-    BASE_URL_ENVS,
-    MODEL_ENVS,
     LLMAuthError,
     LLMError,
     LLMModelNotFoundError,
     LLMProtocolError,
     LLMRequestError,
     LLMServerError,
-    LLMSettings,
     LLMTimeoutError,
     LLMUnavailableError,
     OpenAIChat,
     detect_auto,
     get_llm,
 )
-from codecite.config import Config
+from codecite.config import LLM_ENV_VARS, Config, Endpoint, load_config
 from codecite.errors import ConfigError, UnknownBackendError, UserError
 from codecite.http import RetryPolicy
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"}]
-FAST = LLMSettings(max_retries=2, backoff=0.001, timeout=5.0)
+FAST = Endpoint(max_retries=2, backoff=0.001, timeout=5.0)
 
 
 @pytest.fixture(autouse=True)
 def _no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """The developer's own LLM settings must not leak into these tests."""
-    for name in (*BASE_URL_ENVS, *API_KEY_ENVS, *MODEL_ENVS):
+    for name in LLM_ENV_VARS:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -53,7 +49,7 @@ def server() -> Iterator[ChatServer]:
 
 def chat(server: ChatServer, model: str = "test-model", **settings: object) -> OpenAIChat:
     options = {**FAST.__dict__, "base_url": server.base_url, **settings}
-    return OpenAIChat(model, LLMSettings(**options))
+    return OpenAIChat(model, Endpoint(**options))
 
 
 def test_complete_without_streaming(server: ChatServer) -> None:
@@ -121,7 +117,7 @@ def test_other_4xx_is_not_retried(server: ChatServer) -> None:
 
 def test_connection_refused_says_what_to_do() -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    llm = OpenAIChat("m", LLMSettings(base_url=url, max_retries=1, backoff=0.001))
+    llm = OpenAIChat("m", Endpoint(base_url=url, max_retries=1, backoff=0.001))
     with pytest.raises(LLMUnavailableError) as info:
         llm.complete(MESSAGES)
     message = str(info.value)
@@ -174,7 +170,7 @@ def test_not_an_openai_server(server: ChatServer) -> None:
         chat(server).complete(MESSAGES)
 
 
-def test_base_url_and_key_from_settings_then_environment(
+def test_base_url_and_key_from_the_endpoint_config_then_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with pytest.raises(ConfigError, match=r"^no API key: set OPENAI_API_KEY or use --llm "
@@ -182,11 +178,11 @@ def test_base_url_and_key_from_settings_then_environment(
         OpenAIChat("gpt-4.1-mini")
     monkeypatch.setenv("OPENAI_BASE_URL", "https://example.com/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    assert OpenAIChat("m").base_url == "https://example.com/v1"
+    assert OpenAIChat("m", load_config().llm_endpoint()).base_url == "https://example.com/v1"
     monkeypatch.setenv("CODECITE_LLM_BASE_URL", "http://localhost:11434/v1/")
-    llm = OpenAIChat("m")
+    llm = OpenAIChat("m", load_config().llm_endpoint())
     assert (llm.base_url, llm.api_key) == ("http://localhost:11434/v1", "sk-env")
-    llm = OpenAIChat("m", LLMSettings(base_url="http://gpu:8000/v1", api_key="sk-s"))
+    llm = OpenAIChat("m", Endpoint(base_url="http://gpu:8000/v1", api_key="sk-s"))
     assert (llm.url, llm.api_key) == ("http://gpu:8000/v1/chat/completions", "sk-s")
     with pytest.raises(ConfigError, match="needs a model"):
         OpenAIChat("")
@@ -197,7 +193,7 @@ def test_get_llm_by_spec() -> None:
     llm = get_llm("openai:qwen2.5:7b@http://127.0.0.1:11434/v1", config)
     assert isinstance(llm, OpenAIChat)
     assert (llm.name, llm.base_url) == ("openai:qwen2.5:7b", "http://127.0.0.1:11434/v1")
-    llm = get_llm("openai:m", config, LLMSettings(base_url="http://localhost:1/v1"))
+    llm = get_llm("openai:m", config, Endpoint(base_url="http://localhost:1/v1"))
     assert isinstance(llm, OpenAIChat) and llm.base_url == "http://localhost:1/v1"
     with pytest.raises(UnknownBackendError, match="choose one of: extractive, auto, openai:MODEL"):
         get_llm("claude:opus", config)
@@ -206,11 +202,11 @@ def test_get_llm_by_spec() -> None:
 
 
 def test_detect_auto_prefers_a_configured_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = LLMSettings(base_url="http://gpu:8000/v1", model="qwen2.5-coder")
+    settings = Endpoint(base_url="http://gpu:8000/v1", model="qwen2.5-coder")
     assert detect_auto(Config(), settings) == (
         "openai:qwen2.5-coder", "configured model qwen2.5-coder at http://gpu:8000/v1")
     monkeypatch.setenv("CODECITE_LLM_MODEL", "gpt-4.1-mini")
-    spec, reason = detect_auto(Config(), ollama_url=f"http://127.0.0.1:{closed_port()}")
+    spec, reason = detect_auto(load_config(), ollama_url=f"http://127.0.0.1:{closed_port()}")
     assert spec == "openai:gpt-4.1-mini" and "api.openai.com" in reason
 
 
@@ -219,9 +215,10 @@ def test_detect_auto_asks_a_configured_local_server(
 ) -> None:
     server.models = ["smollm2", "other"]
     monkeypatch.setenv("CODECITE_LLM_BASE_URL", server.base_url)
-    spec, reason = detect_auto(Config(), ollama_url=f"http://127.0.0.1:{closed_port()}")
+    config = load_config()
+    spec, reason = detect_auto(config, ollama_url=f"http://127.0.0.1:{closed_port()}")
     assert spec == "openai:smollm2" and server.base_url in reason
-    llm = get_llm(spec, Config(), FAST)
+    llm = get_llm(spec, config)
     assert llm.complete(MESSAGES) == server.default.text
 
 
@@ -274,7 +271,7 @@ ASK = [{"role": "user", "content": "Name three colours."}]
 
 @pytest.fixture
 def real_llm() -> OpenAIChat:
-    return OpenAIChat("smollm2", LLMSettings(base_url=REAL_URL, timeout=30.0, max_retries=1))
+    return OpenAIChat("smollm2", Endpoint(base_url=REAL_URL, timeout=30.0, max_retries=1))
 
 
 @real
@@ -298,7 +295,7 @@ def test_real_model_respects_max_tokens(real_llm: OpenAIChat) -> None:
 
 @real
 def test_real_server_picked_by_detect_auto() -> None:
-    settings = LLMSettings(base_url=REAL_URL, timeout=30.0)
+    settings = Endpoint(base_url=REAL_URL, timeout=30.0)
     spec, reason = detect_auto(Config(), settings, probe_timeout=2.0,
                                ollama_url=f"http://127.0.0.1:{closed_port()}")
     assert spec.startswith("openai:") and REAL_URL.rstrip("/") in reason

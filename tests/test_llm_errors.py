@@ -17,28 +17,25 @@ from repos import make_git_repo
 
 import codecite
 from codecite.answer.llm import (
-    API_KEY_ENVS,
-    BASE_URL_ENVS,
-    MODEL_ENVS,
     LLMError,
     LLMProtocolError,
     LLMRateLimitError,
     LLMServerError,
-    LLMSettings,
     LLMStreamError,
     OpenAIChat,
 )
+from codecite.config import LLM_ENV_VARS, Endpoint
 from codecite.errors import UserError
 
 MESSAGES = [{"role": "user", "content": "Hi?"}]
-FAST = LLMSettings(max_retries=2, backoff=0.001, max_backoff=0.01, timeout=5.0)
+FAST = Endpoint(max_retries=2, backoff=0.001, max_backoff=0.01, timeout=5.0)
 LOGIN_PAGE = (b"<!DOCTYPE html>\n<html><head>\n<title>Sign in \xc2\xb7 Corp SSO</title></head>\n"
               b"<body><form action=/login>...</form></body></html>\n")
 
 
 @pytest.fixture(autouse=True)
 def _no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (*BASE_URL_ENVS, *API_KEY_ENVS, *MODEL_ENVS):
+    for name in LLM_ENV_VARS:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -56,7 +53,7 @@ def _fresh(server: ChatServer) -> None:
 
 
 def chat(server: ChatServer) -> OpenAIChat:
-    return OpenAIChat("test-model", LLMSettings(**{**FAST.__dict__,
+    return OpenAIChat("test-model", Endpoint(**{**FAST.__dict__,
                                                    "base_url": server.base_url}))
 
 
@@ -187,7 +184,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def ask(repo: Path, server: ChatServer, *extra: str, retries: int = 0
         ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in (*BASE_URL_ENVS, *API_KEY_ENVS)}
+    env = {k: v for k, v in os.environ.items() if k not in LLM_ENV_VARS}
     env["CODECITE_LLM_MAX_RETRIES"] = str(retries)
     return subprocess.run(
         [sys.executable, "-m", "codecite", "ask", "how is the tax rate of a region computed",

@@ -15,7 +15,6 @@ from repos import make_git_repo
 
 import codecite
 from codecite.answer.prompt import SYSTEM, build_messages, escape_text
-from codecite.retrieve import Searcher
 from codecite.retrieve.types import Hit
 from codecite.types import Chunk
 
@@ -129,7 +128,7 @@ def test_hostile_file_name_through_a_real_index(tmp_path: Path) -> None:
     idx = codecite.open_index(repo)
     try:
         idx.update(embed=False)
-        hits = Searcher(idx).search("admin password reset", k=5).hits
+        hits = idx.search("admin password reset", k=5).hits
     finally:
         idx.close()
     assert EVIL_PATH in {h.chunk.path for h in hits}

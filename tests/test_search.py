@@ -14,11 +14,13 @@ import pytest
 
 import codecite
 from codecite.evaluate import Retrieved, evaluate, load_golden
+from codecite.filters import path_matches
 from codecite.retrieve import SOURCES, Filters, Searcher
 from codecite.retrieve.fusion import rrf
 from codecite.retrieve.intent import analyse
-from codecite.retrieve.keyword import fts_query, path_matches
+from codecite.retrieve.keyword import query_terms
 from codecite.retrieve.pack import estimate_tokens, pack
+from codecite.store.sqlite_search import fts_match
 
 FIXTURES = Path(__file__).parent / "fixtures"
 R_FIELDS = {"path", "start_line", "end_line", "name", "qualname", "kind", "language", "score",
@@ -41,7 +43,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def searcher(shop: Path):
     idx = codecite.open_index(shop)
-    yield Searcher(idx)
+    yield idx.searcher
     idx.close()
 
 
@@ -90,7 +92,7 @@ def test_impact_question_expands_to_callers_and_tests(searcher: Searcher) -> Non
     found = {h.chunk.qualname: h for h in result.hits}
     assert "checkout" in found  # the caller, found by search itself here
     # with few candidates the callers are not found by search: the graph adds them
-    narrow = Searcher(searcher.index, searcher.config.replace(candidates=2))
+    narrow = Searcher(searcher.store, searcher.config.replace(candidates=2))
     result = narrow.search("what breaks if I change apply_loyalty_discount", k=15)
     graph = {h.chunk.qualname: h for h in result.hits if h.source.startswith("graph:")}
     assert "checkout" in graph and graph["checkout"].source == "graph:called_by"
@@ -101,7 +103,7 @@ def test_impact_question_expands_to_callers_and_tests(searcher: Searcher) -> Non
 
 
 def test_explain_question_expands_to_callees(searcher: Searcher) -> None:
-    narrow = Searcher(searcher.index, searcher.config.replace(candidates=2))
+    narrow = Searcher(searcher.store, searcher.config.replace(candidates=2))
     result = narrow.search("how does checkout work", k=15)
     assert result.intent == "explain"
     callees = {h.chunk.qualname for h in result.hits if h.source == "graph:calls"}
@@ -147,7 +149,7 @@ def test_unit_pieces() -> None:
     assert path_matches("*.ts", "web/src/cart.ts") and not path_matches("*.ts", "a.py")
     assert path_matches("shop", "shop/x.py") and not path_matches("shop", "shopping/x.py")
     assert path_matches("src/**/*.py", "src/a/b.py")
-    assert fts_query("where is the price computed?") == '"price" OR "computed"'
+    assert fts_match(query_terms("where is the price computed?")) == '"price" OR "computed"'
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .config import Config, load_config
     from .errors import CodeciteError, UserError
     from .indexer import IndexReport, Interrupted
-    from .pipeline import Progress
+    from .progress import Progress
     from .types import Chunk, Edge
 
 # Public names → defining module. Imported on first use, so that importing one
@@ -28,7 +28,7 @@ _EXPORTS = {
     "Index": "api", "IndexStatus": "api", "find_index": "api", "open_existing": "api",
     "open_index": "api", "Config": "config", "load_config": "config",
     "CodeciteError": "errors", "UserError": "errors", "IndexReport": "indexer",
-    "Interrupted": "indexer", "Progress": "pipeline", "Chunk": "types", "Edge": "types",
+    "Interrupted": "indexer", "Progress": "progress", "Chunk": "types", "Edge": "types",
 }
 
 

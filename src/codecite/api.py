@@ -1,5 +1,6 @@
-"""The public library surface: ``open_index(path)`` gives an :class:`Index`
-with ``update()``, ``chunks()`` and ``status()``. The CLI is built on it."""
+"""The public library surface: ``open_index(path)`` gives an :class:`Index` with
+``update()``, ``chunks()``, ``status()``, ``search()``, ``ask()`` and
+``ask_stream()``. The CLI, and later the server and MCP, are built on it alone."""
 
 from __future__ import annotations
 
@@ -8,15 +9,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from .answer.answerer import Answer, Answerer
+from .answer.llm import EXTRACTIVE, LLM, LLMChoice, resolve_llm
+from .answer.streaming import stream_answer
 from .config import Config, load_config
 from .errors import IndexMissingError, PathError, UserError
+from .filters import Filters
 from .indexer import Indexer, IndexReport
-from .pipeline import ProgressFn, folder_prefix
-from .store.sqlite import DB_NAME, OWN_FILES, SQLiteStore
+from .progress import ProgressFn
+from .retrieve import Searcher
+from .retrieve.types import SearchResult
+from .store.sqlite import SQLiteStore
+from .store.sqlite_base import DB_NAME, OWN_FILES
 from .types import Chunk, SourceFile
-from .walk import file_digest, git_changed_paths, walk
+from .walk import file_digest, folder_prefix, git_changed_paths, walk
 
 INDEX_DIRNAME = ".codecite"
+#: Most results one query may ask for.
+MAX_K = 1000
 
 
 @dataclass
@@ -72,10 +82,75 @@ def find_index(start: str | Path = ".") -> Path | None:
 
 
 class Index:
-    """An index of one repository: a store plus the config it was opened with."""
+    """An index of one repository: a store plus the config it was opened with.
+
+    Queries load the vectors and the query model once, on first use, and reuse them
+    for every later ``search`` / ``ask`` on this object.
+    """
 
     def __init__(self, root: Path, index_dir: Path, config: Config, store: SQLiteStore) -> None:
         self.root, self.dir, self.config, self.store = root, index_dir, config, store
+        self._searcher: Searcher | None = None
+
+    # --- queries ---------------------------------------------------------------
+    @property
+    def searcher(self) -> Searcher:
+        """The query pipeline over this index (created once)."""
+        if self._searcher is None:
+            self._searcher = Searcher(self.store, self.config, log_dir=self._log_dir())
+        return self._searcher
+
+    def _log_dir(self) -> Path | None:
+        return self.dir if self.config.query_log else None
+
+    def search(self, query: str, k: int = 10, filters: Filters | None = None, *,
+               expand: bool | None = None, rerank: bool | None = None,
+               budget: int | None = None) -> SearchResult:
+        """Ranked hits for ``query``: keyword + vector search fused, graph expansion and
+        rerank (``None``: as the config says; both on by default), packed to ``budget``
+        tokens when given. Build ``filters`` from user input with :meth:`Filters.parse`."""
+        if not query.strip():
+            raise UserError("the query is empty; say what to look for")
+        if not 1 <= k <= MAX_K:
+            raise UserError(f"k must be between 1 and {MAX_K}, got {k}")
+        with self.store.reporting_damage():
+            return self.searcher.search(query, k=k, filters=filters, expand=expand,
+                                        rerank=rerank, budget=budget)
+
+    def ask(self, question: str, llm: str | LLM | LLMChoice | None = "auto", *,
+            filters: Filters | None = None,
+            on_token: Callable[[str], None] | None = None) -> Answer:
+        """A grounded answer: every citation checked against the retrieved context.
+
+        ``llm``: ``"auto"`` (a configured endpoint, else Ollama on localhost, else
+        extractive), ``"extractive"`` (no model), ``"openai:MODEL"``, an :class:`LLM`,
+        a :meth:`choose_llm` result, or None (extractive). ``on_token`` receives a
+        generated answer as it streams.
+        """
+        if not question.strip():
+            raise UserError("the question is empty")
+        choice = self.choose_llm(llm)
+        answerer = Answerer(self.searcher, log_dir=self._log_dir())
+        with self.store.reporting_damage():
+            return answerer.ask(question, llm=choice.llm, llm_reason=choice.reason,
+                                filters=filters, on_token=on_token)
+
+    def ask_stream(self, question: str, llm: str | LLM | LLMChoice | None = "auto", *,
+                   filters: Filters | None = None) -> Iterator[str | Answer]:
+        """:meth:`ask`, streamed: the answer's pieces (``str``) as they arrive, then the
+        checked :class:`Answer` as the last item (extractive answers come whole)."""
+        return stream_answer(lambda on_token: self.ask(question, llm, filters=filters,
+                                                       on_token=on_token))
+
+    def choose_llm(self, llm: str | LLM | LLMChoice | None = "auto") -> LLMChoice:
+        """The answer mode for ``llm`` (see :meth:`ask`) and why it was chosen."""
+        if isinstance(llm, LLMChoice):
+            return llm
+        if llm is None:
+            return LLMChoice(None, EXTRACTIVE, "asked for (no LLM)")
+        if isinstance(llm, str):
+            return resolve_llm(llm, self.config)
+        return LLMChoice(llm, llm.name, "given")
 
     @property
     def repo(self) -> str:
@@ -93,16 +168,22 @@ class Index:
             raise UserError(f"{self.dir} was opened read-only; open it with "
                             "`open_index(path)` to update it")
         indexer = Indexer(self.store, self.root, self.config, self.repo, on_progress)
-        if dry_run:
-            return indexer.run(full=full, embed=embed, dry_run=True)
-        with self.store.writer_lock(on_wait):
-            return indexer.run(full=full, embed=embed, dry_run=False)
+        with self.store.reporting_damage():
+            if dry_run:
+                return indexer.run(full=full, embed=embed, dry_run=True)
+            with self.store.writer_lock(on_wait):
+                return indexer.run(full=full, embed=embed, dry_run=False)
 
     def chunks(self, path: str | None = None) -> Iterator[Chunk]:
         """Stored chunks ordered by path and line, optionally under a repo-relative path."""
-        return self.store.chunks(path)
+        with self.store.reporting_damage():
+            yield from self.store.chunks(path)
 
     def status(self) -> IndexStatus:
+        with self.store.reporting_damage():
+            return self._status()
+
+    def _status(self) -> IndexStatus:
         counts = self.store.counts()
         meta = self.store.get_meta
         walked = walk(self.root, self.config)

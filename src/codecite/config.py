@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,47 @@ from typing import Any
 from .errors import ConfigError
 
 ENV_PREFIX = "CODECITE_"
+#: Every environment variable that configures the chat endpoint (for docs and tests).
+LLM_ENV_VARS = ("CODECITE_LLM_BASE_URL", "OPENAI_BASE_URL", "CODECITE_LLM_API_KEY",
+                "OPENAI_API_KEY", "CODECITE_LLM_MODEL")
+#: API keys are read from the environment only (never from a file that may be committed).
+LLM_API_KEY_ENVS = ("CODECITE_LLM_API_KEY", "OPENAI_API_KEY")
+EMBED_BASE_URL_ENVS = ("CODECITE_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+EMBED_API_KEY_ENVS = ("CODECITE_OPENAI_API_KEY", "OPENAI_API_KEY")
+#: OpenAI's API, used when no base URL is configured.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def first_env(environ: Mapping[str, str], names: Sequence[str]) -> str:
+    """The first non-blank value among the environment variables ``names``."""
+    for name in names:
+        value = environ.get(name, "").strip()
+        if value:
+            return value
+    return ""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How to reach one OpenAI-compatible server (chat or embeddings), resolved once
+    from the config layers (:meth:`Config.llm_endpoint`, :meth:`Config.embedding_endpoint`).
+    ``base_url`` "" means none configured (clients then use :data:`DEFAULT_BASE_URL`)."""
+
+    base_url: str = ""
+    api_key: str = ""
+    #: The model to use when the caller names none (``--llm auto``).
+    model: str = ""
+    #: Seconds to wait for each read (streaming: for each piece).
+    timeout: float = 60.0
+    connect_timeout: float = 10.0
+    max_retries: int = 3
+    backoff: float = 0.5
+    max_backoff: float = 20.0
+
+    @property
+    def url(self) -> str:
+        """The base URL to call (OpenAI's when none is configured)."""
+        return self.base_url or DEFAULT_BASE_URL
 
 
 @dataclass
@@ -53,6 +95,11 @@ class Config:
     cache_dir: str = ""
     #: Chunks committed per embedding batch transaction.
     embed_commit_every: int = 256
+    #: Base URL of an ``openai:MODEL`` embedder ("" = CODECITE_OPENAI_BASE_URL, then
+    #: OPENAI_BASE_URL); its key: CODECITE_OPENAI_API_KEY or OPENAI_API_KEY.
+    embed_base_url: str = ""
+    embed_timeout: float = 60.0
+    embed_max_retries: int = 4
     # --- retrieval ------------------------------------------------------------
     #: Reciprocal Rank Fusion constant: score = sum(weight / (rrf_k + rank)).
     rrf_k: int = 60
@@ -97,8 +144,11 @@ class Config:
     #: "auto" (configured endpoint, else Ollama on localhost, else extractive),
     #: "extractive", or "openai:MODEL" for any OpenAI-compatible chat endpoint.
     llm: str = "auto"
-    #: Base URL of the chat endpoint ("" = CODECITE_LLM_BASE_URL / OPENAI_BASE_URL).
+    #: Base URL of the chat endpoint ("" = OPENAI_BASE_URL, else OpenAI's); the key
+    #: comes from the environment only: CODECITE_LLM_API_KEY or OPENAI_API_KEY.
     llm_base_url: str = ""
+    #: Model ``auto`` uses at the configured endpoint ("" = the first a local one lists).
+    llm_model: str = ""
     llm_timeout: float = 60.0
     llm_max_retries: int = 3
     answer_max_tokens: int = 800
@@ -121,6 +171,26 @@ class Config:
     @classmethod
     def field_names(cls) -> list[str]:
         return [f.name for f in dataclasses.fields(cls)]
+
+    def llm_endpoint(self, environ: Mapping[str, str] | None = None) -> Endpoint:
+        """The chat endpoint: ``llm_base_url`` (a file, CODECITE_LLM_BASE_URL or a flag),
+        else OPENAI_BASE_URL; the key from the environment."""
+        env = os.environ if environ is None else environ
+        return Endpoint(
+            base_url=(self.llm_base_url or first_env(env, ("OPENAI_BASE_URL",))).rstrip("/"),
+            api_key=first_env(env, LLM_API_KEY_ENVS), model=self.llm_model,
+            timeout=self.llm_timeout, max_retries=self.llm_max_retries,
+        )
+
+    def embedding_endpoint(self, environ: Mapping[str, str] | None = None) -> Endpoint:
+        """The ``openai:MODEL`` embedder's endpoint: ``embed_base_url``, else
+        CODECITE_OPENAI_BASE_URL or OPENAI_BASE_URL; the key from the environment."""
+        env = os.environ if environ is None else environ
+        return Endpoint(
+            base_url=(self.embed_base_url or first_env(env, EMBED_BASE_URL_ENVS)).rstrip("/"),
+            api_key=first_env(env, EMBED_API_KEY_ENVS),
+            timeout=self.embed_timeout, max_retries=self.embed_max_retries,
+        )
 
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)

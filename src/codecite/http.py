@@ -10,7 +10,7 @@ import ipaddress
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,15 +20,6 @@ log = logging.getLogger(__name__)
 
 #: Statuses worth another try: rate limits and server failures. Other 4xx never are.
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-
-
-def first_env(environ: Mapping[str, str], names: Sequence[str]) -> str:
-    """The first non-blank value among the environment variables ``names``."""
-    for name in names:
-        value = environ.get(name, "").strip()
-        if value:
-            return value
-    return ""
 
 
 def is_local_url(url: str) -> bool:

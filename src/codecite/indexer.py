@@ -29,23 +29,18 @@ from .embed import (
 )
 from .errors import CodeciteError, ModelMismatchError
 from .graph.resolve import Resolver, dedupe
-from .pipeline import (
-    FILES_PER_COMMIT,
-    FileResult,
-    Progress,
-    ProgressFn,
-    Timer,
-    folder_prefix,
-    run_workers,
-)
-from .store.sqlite import SQLiteStore
+from .parsing import FileResult, run_workers
+from .progress import Progress, ProgressFn, Timer
+from .store.protocols import IndexWriter
 from .types import Skipped, SourceFile
-from .walk import WalkResult, walk
+from .walk import WalkResult, folder_prefix, walk
 
 log = logging.getLogger(__name__)
 
 #: Chunks/s of the default model on 2 cores (bench/index_bench.py), for --dry-run estimates.
 ESTIMATED_CHUNKS_PER_SECOND = 20.0
+#: Files written per transaction in the parse stage.
+FILES_PER_COMMIT = 200
 GRAPH_KINDS = ("calls", "inherits", "tests", "imports")
 
 
@@ -95,7 +90,7 @@ class Interrupted(CodeciteError):
 class Indexer:
     """One incremental run over a repository into a store."""
 
-    def __init__(self, store: SQLiteStore, root: Path, config: Config, repo: str,
+    def __init__(self, store: IndexWriter, root: Path, config: Config, repo: str,
                  on_progress: ProgressFn | None = None) -> None:
         self.store, self.root, self.config, self.repo = store, root, config, repo
         self.progress: ProgressFn = on_progress or (lambda _event: None)

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .types import Chunk
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_)|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -40,3 +44,12 @@ def tokenize(text: str) -> list[str]:
 def token_text(text: str) -> str:
     """``tokenize`` joined by spaces, the column FTS5 indexes."""
     return " ".join(tokenize(text))
+
+
+def keyword_row(chunk: Chunk) -> tuple[str, str, str]:
+    """The identifier-split (symbol, path, body) texts the keyword index holds."""
+    return (
+        token_text(f"{chunk.name} {chunk.qualname} {chunk.signature}"),
+        token_text(chunk.path),
+        token_text(f"{chunk.docstring}\n{chunk.content}"),
+    )

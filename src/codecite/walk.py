@@ -469,3 +469,9 @@ def walk(root: str | Path, config: Config) -> WalkResult:
     result.skipped.sort(key=lambda s: s.path)
     log.debug("walked %s: %d files, %d skipped", path, len(result.files), len(result.skipped))
     return result
+
+
+def folder_prefix(folder: Path) -> str:
+    """``folder`` resolved, with a trailing separator: ``path.startswith(prefix)`` then
+    tells whether a path under the (resolved) repository root lies inside it."""
+    return os.path.join(str(folder.resolve()), "")

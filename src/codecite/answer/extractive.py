@@ -12,10 +12,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..retrieve.expand import GraphStore
 from ..retrieve.intent import QueryInfo
 from ..retrieve.keyword import STOPWORDS
 from ..retrieve.types import Hit
-from ..store.sqlite import SQLiteStore
 from ..tokens import tokenize
 from ..types import LINE_EXACT_KINDS, Chunk
 from .citations import Block, cite
@@ -90,7 +90,7 @@ def describe(chunk: Chunk) -> str:
 class ExtractiveAnswerer:
     """Builds extractive answers from hits, with graph facts from the store."""
 
-    def __init__(self, store: SQLiteStore, max_symbols: int = 5) -> None:
+    def __init__(self, store: GraphStore, max_symbols: int = 5) -> None:
         self.store, self.max_symbols = store, max_symbols
 
     def answer(self, info: QueryInfo, hits: Sequence[Hit]) -> Extract:

@@ -1,13 +1,13 @@
 """Chat models behind any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp
 server, LM Studio): ``POST {base}/chat/completions``, streamed (SSE) or not.
 
-``get_llm("openai:MODEL", config, settings)`` builds one; a spec may name its
-server after an ``@`` (``openai:llama3.2@http://127.0.0.1:11434/v1``), which is
-how :func:`detect_auto` hands over an Ollama server it found. Otherwise the
-base URL comes from :class:`LLMSettings`, then ``CODECITE_LLM_BASE_URL`` or
-``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``), and the key from
-the settings, then ``CODECITE_LLM_API_KEY`` or ``OPENAI_API_KEY``. A key is
-required unless the server is local.
+``resolve_llm(spec, config)`` picks the answer mode (``extractive``, ``auto`` or
+``openai:MODEL``) and says why; ``get_llm("openai:MODEL", config)`` builds a client.
+A spec may name its server after an ``@`` (``openai:llama3.2@http://127.0.0.1:11434/v1``),
+which is how :func:`detect_auto` hands over an Ollama server it found. Otherwise the
+server is the config's :class:`~codecite.config.Endpoint` (``llm_base_url``, else
+``OPENAI_BASE_URL``, else OpenAI's; the key from ``CODECITE_LLM_API_KEY`` or
+``OPENAI_API_KEY``). A key is required unless the server is local.
 
 Errors. Every one raised is a subclass of :class:`LLMError` and also a
 :class:`~codecite.errors.UserError` (exit 1, a message that says what to check):
@@ -29,20 +29,18 @@ a failing endpoint is the endpoint's problem, not a bug in codecite::
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
-from ..config import Config
+from ..config import Config, Endpoint
 from ..errors import CodeciteError, ConfigError, UnknownBackendError, UserError
 from ..http import (
     RetryPolicy,
     body_text,
-    first_env,
     get_json,
     is_html,
     is_local_url,
@@ -54,15 +52,28 @@ from ..http import (
 )
 
 __all__ = [
-    "LLM", "LLMS", "LLMAuthError", "LLMError", "LLMModelNotFoundError", "LLMProtocolError",
-    "LLMRateLimitError", "LLMRequestError", "LLMServerError", "LLMSettings", "LLMStreamError",
-    "LLMTimeoutError", "LLMUnavailableError", "OpenAIChat", "detect_auto", "get_llm",
+    "EXTRACTIVE",
+    "LLM",
+    "LLMS",
+    "LLMAuthError",
+    "LLMChoice",
+    "LLMError",
+    "LLMModelNotFoundError",
+    "LLMProtocolError",
+    "LLMRateLimitError",
+    "LLMRequestError",
+    "LLMServerError",
+    "LLMStreamError",
+    "LLMTimeoutError",
+    "LLMUnavailableError",
+    "OpenAIChat",
+    "detect_auto",
+    "get_llm",
+    "resolve_llm",
 ]
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-BASE_URL_ENVS = ("CODECITE_LLM_BASE_URL", "OPENAI_BASE_URL")
-API_KEY_ENVS = ("CODECITE_LLM_API_KEY", "OPENAI_API_KEY")
-MODEL_ENVS = ("CODECITE_LLM_MODEL",)
+#: The answer mode that needs no model: quotes and graph facts from the retrieved code.
+EXTRACTIVE = "extractive"
 OLLAMA_URL = "http://127.0.0.1:11434"
 #: Answer modes that are not chat models (handled by the answer stage).
 NON_LLM_MODES = ("extractive", "auto")
@@ -133,20 +144,13 @@ class LLM(Protocol):
 
 
 @dataclass(frozen=True)
-class LLMSettings:
-    """How to reach the endpoint; blank strings fall back to the environment."""
+class LLMChoice:
+    """The answer mode picked for a question: a chat model, or None for extractive."""
 
-    base_url: str = ""
-    api_key: str = ""
-    #: Model used by ``auto`` when an endpoint is configured ("" = CODECITE_LLM_MODEL,
-    #: else the first model a local server lists).
-    model: str = ""
-    #: Seconds to wait for each read (streaming: for each piece).
-    timeout: float = 60.0
-    connect_timeout: float = 10.0
-    max_retries: int = 3
-    backoff: float = 0.5
-    max_backoff: float = 20.0
+    llm: LLM | None
+    name: str
+    #: Why this one ("asked for (--llm)", "Ollama at ... serves ...").
+    reason: str
 
 
 class OpenAIChat:
@@ -154,19 +158,16 @@ class OpenAIChat:
     connection errors with exponential backoff (honouring ``Retry-After``)."""
 
     def __init__(
-        self, model: str, settings: LLMSettings | None = None, *, base_url: str = "",
-        environ: Mapping[str, str] | None = None,
+        self, model: str, endpoint: Endpoint | None = None, *, base_url: str = "",
     ) -> None:
-        """``base_url`` (from a spec) beats ``settings.base_url`` beats the environment."""
+        """``base_url`` (from a spec) beats the endpoint's."""
         if not model:
             raise ConfigError('the openai LLM needs a model: --llm "openai:gpt-4.1-mini"')
-        env = os.environ if environ is None else environ
-        self.settings = settings or LLMSettings()
+        self.settings = endpoint or Endpoint()
         self.model = model
         self.name = f"openai:{model}"
-        chosen = base_url or self.settings.base_url or first_env(env, BASE_URL_ENVS)
-        self.base_url = (chosen or DEFAULT_BASE_URL).rstrip("/")
-        self.api_key = self.settings.api_key or first_env(env, API_KEY_ENVS)
+        self.base_url = (base_url or self.settings.url).rstrip("/")
+        self.api_key = self.settings.api_key
         if not self.api_key and not is_local_url(self.base_url):
             raise ConfigError(
                 f"no API key: set OPENAI_API_KEY or use --llm extractive (the LLM at "
@@ -430,19 +431,34 @@ def _content(body: Any, key: str) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _openai(config: Config, model: str, settings: LLMSettings) -> LLM:
+def _openai(config: Config, model: str, endpoint: Endpoint) -> LLM:
     model, at, url = model.rpartition("@") if "@http" in model else (model, "", "")
-    return OpenAIChat(model, settings, base_url=url if at else "")
+    return OpenAIChat(model, endpoint, base_url=url if at else "")
 
 
 #: Chat models by spec prefix: ``openai:MODEL`` gives the factory "MODEL".
-LLMS: dict[str, Callable[[Config, str, LLMSettings], LLM]] = {"openai": _openai}
+LLMS: dict[str, Callable[[Config, str, Endpoint], LLM]] = {"openai": _openai}
 
 
-def get_llm(spec: str, config: Config, settings: LLMSettings | None = None) -> LLM:
+def resolve_llm(spec: str, config: Config, endpoint: Endpoint | None = None) -> LLMChoice:
+    """The answer mode for ``spec``: ``extractive``, ``auto`` (a configured endpoint,
+    else Ollama on localhost, else extractive) or ``openai:MODEL``."""
+    name = spec.strip() or "auto"
+    if name == EXTRACTIVE:
+        return LLMChoice(None, EXTRACTIVE, "asked for (--llm extractive)")
+    endpoint = endpoint or config.llm_endpoint()
+    if name == "auto":
+        name, reason = detect_auto(config, endpoint)
+        if name == EXTRACTIVE:
+            return LLMChoice(None, EXTRACTIVE, reason)
+        return LLMChoice(get_llm(name, config, endpoint), name, reason)
+    return LLMChoice(get_llm(name, config, endpoint), name, "asked for (--llm)")
+
+
+def get_llm(spec: str, config: Config, settings: Endpoint | None = None) -> LLM:
     """The chat model for ``spec`` ("openai:MODEL"; "auto" is resolved with
     :func:`detect_auto`). "extractive" is no LLM: callers handle it first."""
-    settings = settings or LLMSettings()
+    settings = settings or config.llm_endpoint()
     prefix, _, model = spec.strip().partition(":")
     prefix = prefix.strip().lower()
     if prefix == "auto" and not model:
@@ -468,7 +484,7 @@ def _ollama_models(url: str, timeout: float) -> list[str] | None:
 
 
 def detect_auto(
-    config: Config, settings: LLMSettings | None = None, *, probe_timeout: float = 0.3,
+    config: Config, settings: Endpoint | None = None, *, probe_timeout: float = 0.3,
     ollama_url: str = "",
 ) -> tuple[str, str]:
     """``(spec, reason)`` for ``--llm auto``: a configured model (settings, then
@@ -477,14 +493,14 @@ def detect_auto(
     at ``ollama_url`` (default :data:`OLLAMA_URL`; the spec then names it after
     ``@``); else "extractive".
     A remote endpoint without a model is never guessed at (it would cost money)."""
-    settings = settings or LLMSettings()
-    base = (settings.base_url or first_env(os.environ, BASE_URL_ENVS)).rstrip("/")
-    model = settings.model or first_env(os.environ, MODEL_ENVS)
+    settings = settings or config.llm_endpoint()
+    base = settings.base_url.rstrip("/")
+    model = settings.model
     if model:
-        return f"openai:{model}", f"configured model {model} at {base or DEFAULT_BASE_URL}"
+        return f"openai:{model}", f"configured model {model} at {settings.url}"
     skipped = ""
     if base and is_local_url(base):
-        key = settings.api_key or first_env(os.environ, API_KEY_ENVS)
+        key = settings.api_key
         models = list_models(base, key, probe_timeout)
         if models:
             return f"openai:{models[0]}", f"configured endpoint {base} serves {models[0]}"

@@ -10,27 +10,23 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from ..answer.answerer import Answer
 from ..answer.citations import cite
-from ..answer.core import Answer, Answerer
-from ..answer.llm import LLM, LLMSettings, detect_auto, get_llm
 from ..answer.prompt import escape_text
-from ..config import Config
-from ..retrieve import Searcher
-from . import IndexOpt, JsonOpt, _emit_json, app, err, out, text_arg
-from .query import KindOpt, LangOpt, PathOpt, _open_for_query, make_filters
-
-
-def choose_llm(spec: str, config: Config, settings: LLMSettings) -> tuple[LLM | None, str, str]:
-    """(llm or None for extractive, its name, why it was chosen)."""
-    name = spec.strip() or "auto"
-    if name == "extractive":
-        return None, "extractive", "asked for (--llm extractive)"
-    if name == "auto":
-        name, reason = detect_auto(config, settings)
-        if name == "extractive":
-            return None, "extractive", reason
-        return get_llm(name, config, settings), name, reason
-    return get_llm(name, config, settings), name, "asked for (--llm)"
+from ._shared import (
+    IndexOpt,
+    JsonOpt,
+    KindOpt,
+    LangOpt,
+    PathOpt,
+    app,
+    emit_json,
+    err,
+    open_for_query,
+    out,
+    parse_filters,
+    text_arg,
+)
 
 
 @app.command()
@@ -55,17 +51,13 @@ def ask(
     A question that starts with "-" goes after "--": codecite ask -- "-v flag?" --json
     """
     question = text_arg(question)
-    if not question.strip():
-        raise typer.BadParameter("the question is empty")
-    filters = make_filters(lang, path_glob, kind)
-    with _open_for_query(path, index_dir) as idx:
-        cfg = idx.config.replace(llm=llm or idx.config.llm,
-                                 llm_base_url=base_url or idx.config.llm_base_url)
-        settings = LLMSettings(base_url=cfg.llm_base_url, timeout=cfg.llm_timeout,
-                               max_retries=cfg.llm_max_retries)
-        model, name, reason = choose_llm(cfg.llm, cfg, settings)
+    filters = parse_filters(lang, path_glob, kind)
+    overrides: dict[str, object] = {"llm": llm, "llm_base_url": base_url}
+    with open_for_query(path, index_dir, overrides) as idx:
+        choice = idx.choose_llm(idx.config.llm)
         if not as_json:
-            err.print(f"[dim]answering with {escape(name)} ({escape(reason)})[/dim]")
+            err.print(f"[dim]answering with {escape(choice.name)} "
+                      f"({escape(choice.reason)})[/dim]")
         streamed: list[str] = []
 
         def on_token(piece: str) -> None:
@@ -73,12 +65,10 @@ def ask(
             sys.stdout.write(piece)
             sys.stdout.flush()
 
-        answerer = Answerer(Searcher(idx, cfg))
-        answer = answerer.ask(question, llm=model, llm_name=name, llm_reason=reason,
-                              filters=filters,
-                              on_token=None if as_json or model is None else on_token)
+        answer = idx.ask(question, choice, filters=filters,
+                         on_token=None if as_json or choice.llm is None else on_token)
     if as_json:
-        _emit_json(answer.to_json())
+        emit_json(answer.to_json())
         return
     if streamed:
         sys.stdout.write("\n")

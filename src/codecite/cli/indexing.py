@@ -14,7 +14,7 @@ from rich.table import Table
 from ..api import Index, IndexStatus, open_existing, open_index
 from ..errors import UserError
 from ..indexer import IndexReport
-from . import IndexOpt, JsonOpt, _emit_json, _progress_bar, app, err, out
+from ._shared import IndexOpt, JsonOpt, app, emit_json, err, out, progress_bar
 
 
 # --- index ------------------------------------------------------------------------
@@ -45,11 +45,11 @@ def index(
 
     with open_index(path, index_dir=index_dir, overrides=overrides,
                     discard_damaged=full and not dry_run) as idx, \
-            _progress_bar(not as_json and err.is_terminal) as on_progress:
+            progress_bar(not as_json and err.is_terminal) as on_progress:
         report = idx.update(full=full, embed=not no_embed, dry_run=dry_run,
                             on_progress=on_progress, on_wait=on_wait)
     if as_json:
-        _emit_json(_report_json(report))
+        emit_json(_report_json(report))
     else:
         _print_report(report)
 
@@ -124,7 +124,7 @@ def status(
         data = asdict(st)
         data["embedded_fraction"] = st.embedded_fraction
         data["stale_files"] = st.stale_files
-        _emit_json(data)
+        emit_json(data)
         return
     _print_status(st)
 
@@ -182,7 +182,7 @@ def chunks(
             "`codecite index`? `codecite index --json` lists skipped files)"
         )
     if as_json:
-        _emit_json({"chunks": [asdict(c) for c in found]})
+        emit_json({"chunks": [asdict(c) for c in found]})
         return
     for c in found:
         header = f"[bold cyan]{escape(c.path)}:{c.start_line}-{c.end_line}[/]  "

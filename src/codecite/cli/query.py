@@ -15,37 +15,30 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from ..api import Index, open_existing, open_index
-from ..chunking.grammars import GRAMMARS, TEXT_LANGUAGES
+from ..api import MAX_K, Index
 from ..errors import UserError
 from ..evaluate import EvalReport, Retrieved, evaluate, load_golden
-from ..retrieve import Filters, Searcher
+from ..filters import Filters
 from ..retrieve.types import Hit
-from ..types import CHUNK_KINDS
-from . import IndexOpt, JsonOpt, _emit_json, app, out, text_arg
+from ._shared import (
+    IndexOpt,
+    JsonOpt,
+    KindOpt,
+    KOpt,
+    LangOpt,
+    NoExpandOpt,
+    NoRerankOpt,
+    PathOpt,
+    app,
+    emit_json,
+    open_for_query,
+    out,
+    parse_filters,
+    text_arg,
+)
 
-LANGUAGES = (*GRAMMARS, *TEXT_LANGUAGES)
-LANGUAGE_ALIASES = {
-    "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
-    "golang": "go", "rs": "rust", "c++": "cpp", "cxx": "cpp", "cs": "c_sharp",
-    "csharp": "c_sharp", "c#": "c_sharp", "rb": "ruby", "md": "markdown",
-}
 #: Lines of code shown under each result in the terminal.
 SHOWN_LINES = 12
-
-#: Most results one query may ask for.
-MAX_K = 1000
-KOpt = Annotated[int, typer.Option("-k", "--top", min=1, max=MAX_K, help="Number of results.")]
-LangOpt = Annotated[list[str] | None, typer.Option(
-    "--lang", help="Only these languages (repeatable): python, ts, go, java, ...")]
-PathOpt = Annotated[str | None, typer.Option(
-    "--path", help="Only paths matching this glob (src/**, *.ts, billing/).")]
-KindOpt = Annotated[list[str] | None, typer.Option(
-    "--kind", help=f"Only these chunk kinds (repeatable): {', '.join(CHUNK_KINDS)}.")]
-NoExpandOpt = Annotated[bool, typer.Option(
-    "--no-expand", help="Do not add callers/callees/tests from the code graph.")]
-NoRerankOpt = Annotated[bool, typer.Option(
-    "--no-rerank", help="Keep the fused order (no symbol/graph/path signals).")]
 
 
 @dataclass(frozen=True)
@@ -54,28 +47,6 @@ class SearchOptions:
 
     expand: bool | None = None
     rerank: bool | None = None
-
-
-def make_filters(lang: list[str] | None, path: str | None, kind: list[str] | None) -> Filters:
-    """Validated filters; unknown values are user errors that list the choices."""
-    languages = []
-    for name in lang or []:
-        value = LANGUAGE_ALIASES.get(name.lower(), name.lower())
-        if value not in LANGUAGES:
-            raise UserError(f"unknown language '{name}'; choose from: {', '.join(LANGUAGES)}")
-        languages.append(value)
-    for value in kind or []:
-        if value not in CHUNK_KINDS:
-            raise UserError(f"unknown kind '{value}'; choose from: {', '.join(CHUNK_KINDS)}")
-    return Filters(tuple(languages), path or "", tuple(kind or ()))
-
-
-def _open_for_query(path: Path | None, index_dir: Path | None) -> Index:
-    """The index of ``path`` (a repository folder; anything else is an error), else of
-    ``--index``, else the nearest one above the current folder; opened read-only."""
-    if path is not None:
-        return open_index(path, index_dir=index_dir, create=False)
-    return open_existing(index_dir)
 
 
 @app.command()
@@ -108,21 +79,18 @@ def search(
         query = None
     if (query is None) == (batch is None):
         raise UserError("give a QUERY, or --batch FILE with one JSON query per line")
-    filters = make_filters(lang, path_glob, kind)
+    filters = parse_filters(lang, path_glob, kind)
     options = SearchOptions(expand=False if no_expand else None,
                             rerank=False if no_rerank else None)
-    with _open_for_query(path, index_dir) as idx:
-        searcher = Searcher(idx)
+    with open_for_query(path, index_dir) as idx:
         if batch is not None:
-            _run_batch(searcher, batch, k, filters, options, budget)
+            _run_batch(idx, batch, k, filters, options, budget)
             return
         assert query is not None
-        if not query.strip():
-            raise UserError("the query is empty; say what to look for")
-        result = searcher.search(query, k=k, filters=filters, budget=budget,
-                                 expand=options.expand, rerank=options.rerank)
+        result = idx.search(query, k=k, filters=filters, budget=budget,
+                            expand=options.expand, rerank=options.rerank)
     if as_json:
-        _emit_json(result.to_json())
+        emit_json(result.to_json())
         return
     if not result.hits:
         out.print("No results. Try other words, fewer filters, or `codecite status` to check "
@@ -174,7 +142,7 @@ def batch_k(value: object, default: int) -> int:
     return value
 
 
-def _run_batch(searcher: Searcher, source: Path, k: int, filters: Filters,
+def _run_batch(idx: Index, source: Path, k: int, filters: Filters,
                options: SearchOptions, budget: int | None) -> None:
     """One output line per input line, in order; a bad line gets an ``error`` field
     (and its ``id`` when it could be read, its ``line`` number always)."""
@@ -187,9 +155,9 @@ def _run_batch(searcher: Searcher, source: Path, k: int, filters: Filters,
             record["id"] = item.get("id", number)
             if not isinstance(item.get("query"), str) or not item["query"].strip():
                 raise ValueError('expected a non-empty string "query"')
-            result = searcher.search(item["query"], k=batch_k(item.get("k"), k),
-                                     filters=filters, budget=budget,
-                                     expand=options.expand, rerank=options.rerank)
+            result = idx.search(item["query"], k=batch_k(item.get("k"), k),
+                                filters=filters, budget=budget,
+                                expand=options.expand, rerank=options.rerank)
             record["results"] = [h.to_json() for h in result.hits]
         except UnicodeDecodeError:
             record["error"] = f"line {number}: not valid UTF-8"
@@ -217,16 +185,15 @@ def eval_command(
     """Measure retrieval on a golden set: Recall@1/5/10, Precision@5, MRR, nDCG@10."""
     queries = load_golden(golden)
     expand, rerank = (False if no_expand else None), (False if no_rerank else None)
-    with _open_for_query(path, index_dir) as idx:
-        searcher = Searcher(idx)
+    with open_for_query(path, index_dir) as idx:
         results = [
             [Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
-             for h in searcher.search(q.query, k=k, expand=expand, rerank=rerank).hits]
+             for h in idx.search(q.query, k=k, expand=expand, rerank=rerank).hits]
             for q in queries
         ]
     report = evaluate(queries, results, k=k)
     if as_json:
-        _emit_json(report.to_json())
+        emit_json(report.to_json())
         return
     _print_eval(report, worst)
 

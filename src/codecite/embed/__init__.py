@@ -47,7 +47,7 @@ def _minilm(config: Config, model: str) -> Embedder:
 def _openai(config: Config, model: str) -> Embedder:
     from .openai import OpenAIEmbedder
 
-    return OpenAIEmbedder(model)
+    return OpenAIEmbedder(model, config.embedding_endpoint())
 
 
 #: Embedders by registry name. A name may carry a model after a colon

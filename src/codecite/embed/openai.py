@@ -1,28 +1,27 @@
 """Embeddings from any OpenAI-compatible HTTP endpoint (OpenAI, Ollama, vLLM,
 LM Studio, llama.cpp server): ``POST {base}/embeddings``.
 
-Configuration comes from the environment: ``CODECITE_OPENAI_BASE_URL`` or
-``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``) and
-``CODECITE_OPENAI_API_KEY`` or ``OPENAI_API_KEY``. A key is required unless the
-server is local (loopback, a private network address, or a single-label host
-name such as a compose service ``ollama``).
+The server is the config's :meth:`~codecite.config.Config.embedding_endpoint`:
+``embed_base_url``, else ``CODECITE_OPENAI_BASE_URL`` or ``OPENAI_BASE_URL`` (default
+``https://api.openai.com/v1``), the key from ``CODECITE_OPENAI_API_KEY`` or
+``OPENAI_API_KEY``. A key is required unless the server is local (loopback, a private
+network address, or a single-label host name such as a compose service ``ollama``).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import httpx
 import numpy as np
 
+from ..config import Endpoint
 from ..errors import ConfigError, EmbeddingError
 from ..http import (
     RETRY_STATUS,
     RetryPolicy,
-    first_env,
     is_local_url,
     json_client,
     send_with_retries,
@@ -34,9 +33,6 @@ __all__ = ["OpenAIEmbedder", "is_local_url"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-BASE_URL_ENVS = ("CODECITE_OPENAI_BASE_URL", "OPENAI_BASE_URL")
-API_KEY_ENVS = ("CODECITE_OPENAI_API_KEY", "OPENAI_API_KEY")
 #: Dimensions of well-known models, so ``dim`` needs no request for them.
 KNOWN_DIMS = {
     "text-embedding-3-small": 1536,
@@ -54,30 +50,24 @@ class OpenAIEmbedder:
     def __init__(
         self,
         model: str,
+        endpoint: Endpoint | None = None,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
         dim: int | None = None,
         batch_size: int = 64,
-        timeout: float = 60.0,
-        max_retries: int = 4,
-        backoff: float = 0.5,
-        max_backoff: float = 20.0,
         max_tokens: int = 8191,
-        environ: Mapping[str, str] | None = None,
     ) -> None:
-        """``base_url``/``api_key`` default to the environment; ``dim`` is learned
-        from the first response when not given. A failed request is retried up
-        to ``max_retries`` times, waiting ``backoff * 2**attempt`` seconds (at
+        """``endpoint``: where and how (default: OpenAI's API, no key); ``dim`` is
+        learned from the first response when not given. A failed request is retried up
+        to ``endpoint.max_retries`` times, waiting ``backoff * 2**attempt`` seconds (at
         most ``max_backoff``, or the server's ``Retry-After``)."""
         if not model:
             raise ConfigError(
                 'the openai embedder needs a model: embedder = "openai:text-embedding-3-small"'
             )
-        env = os.environ if environ is None else environ
+        endpoint = endpoint or Endpoint()
         self.model = model
-        self.base_url = (base_url or first_env(env, BASE_URL_ENVS) or DEFAULT_BASE_URL).rstrip("/")
-        self.api_key = api_key if api_key is not None else first_env(env, API_KEY_ENVS)
+        self.base_url = endpoint.url.rstrip("/")
+        self.api_key = endpoint.api_key
         if not self.api_key and not is_local_url(self.base_url):
             raise ConfigError(
                 f"no API key: set OPENAI_API_KEY (or CODECITE_OPENAI_API_KEY) to embed with "
@@ -85,10 +75,10 @@ class OpenAIEmbedder:
                 f"server (Ollama: http://localhost:11434/v1)"
             )
         self.batch_size = max(1, batch_size)
-        self.timeout = timeout
-        self.max_retries = max(0, max_retries)
-        self.backoff = backoff
-        self.max_backoff = max_backoff
+        self.timeout = endpoint.timeout
+        self.max_retries = max(0, endpoint.max_retries)
+        self.backoff = endpoint.backoff
+        self.max_backoff = endpoint.max_backoff
         self.max_tokens = max_tokens
         self._dim = dim if dim is not None else KNOWN_DIMS.get(model)
         self._client: httpx.Client | None = None

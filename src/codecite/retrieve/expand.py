@@ -6,9 +6,10 @@ duplicate a chunk already listed, and are capped in number."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from ..config import Config
-from ..store.sqlite import SQLiteStore
+from ..store.protocols import ChunkReader, GraphReader
 from .types import Hit
 
 
@@ -34,7 +35,11 @@ INTENT_STEPS: dict[str, tuple[Step, ...]] = {
 }
 
 
-def expand(store: SQLiteStore, hits: list[Hit], intent: str, config: Config) -> list[Hit]:
+class GraphStore(ChunkReader, GraphReader, Protocol):
+    """What expansion reads: edges, and the chunks at their ends."""
+
+
+def expand(store: GraphStore, hits: list[Hit], intent: str, config: Config) -> list[Hit]:
     """``hits`` plus their graph neighbours. A neighbour already listed is lifted to
     the score it would get (when that is higher) instead of being listed twice."""
     steps = INTENT_STEPS.get(intent, ())

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from ..config import Config
 from ..graph.testmap import is_test_path
-from ..store.sqlite import SQLiteStore
+from ..store.protocols import GraphReader
 from ..tokens import split_identifier
 from .intent import QueryInfo, symbol_candidates
 from .types import Hit
@@ -43,8 +43,8 @@ def _norm(name: str) -> str:
 class SignalReranker:
     """The default reranker: owned signals with named weights."""
 
-    def __init__(self, store: SQLiteStore, config: Config) -> None:
-        self.store, self.config = store, config
+    def __init__(self, graph: GraphReader, config: Config) -> None:
+        self.graph, self.config = graph, config
 
     def rerank(self, hits: list[Hit], info: QueryInfo) -> list[Hit]:
         if not hits:
@@ -87,13 +87,8 @@ class SignalReranker:
         """For each id, how many of the other ids it shares an edge with."""
         if len(ids) < 2:
             return {}
-        marks = ",".join("?" * len(ids))
-        rows = self.store.conn.execute(
-            f"SELECT src, dst FROM edges WHERE src IN ({marks}) AND dst IN ({marks})",
-            [*ids, *ids],
-        ).fetchall()
         counts: dict[str, int] = {}
-        for src, dst in rows:
+        for src, dst in self.graph.edges_among(ids):
             if src != dst:
                 counts[src] = counts.get(src, 0) + 1
                 counts[dst] = counts.get(dst, 0) + 1

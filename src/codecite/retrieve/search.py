@@ -14,7 +14,6 @@ import logging
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,17 +21,15 @@ from ..config import Config
 from ..embed import get_embedder
 from ..embed.base import Embedder
 from ..scrub import scrub_text
+from ..store.protocols import ReadStore
 from .expand import expand as graph_expand
 from .fusion import ranks, rrf
 from .intent import QueryInfo, analyse
-from .keyword import TermStats, keyword_search, register_functions, symbol_search
+from .keyword import TermStats, keyword_search, symbol_search
 from .pack import pack
 from .rerank import SignalReranker
 from .types import Filters, Hit, SearchResult
 from .vector import VectorIndex
-
-if TYPE_CHECKING:
-    from ..api import Index
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +42,16 @@ QUERY_LOG = "queries.jsonl"
 class Searcher:
     """Answers queries against one index; loads what it needs once, lazily."""
 
-    def __init__(self, index: Index, config: Config | None = None) -> None:
-        self.index, self.store = index, index.store
-        self.config = config or index.config
-        register_functions(self.store.conn)
+    def __init__(self, store: ReadStore, config: Config, log_dir: Path | None = None) -> None:
+        """``store``: any backend of the read protocols; ``log_dir``: where the query
+        log is appended (None: no log)."""
+        self.store, self.config, self.log_dir = store, config, log_dir
         self._vectors: VectorIndex | None = None
         self._vectors_loaded = False
         self._embedder: Embedder | None = None
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.reranker = SignalReranker(self.store, self.config)
-        self.term_stats = TermStats(self.store.conn)
+        self.term_stats = TermStats(self.store)
 
     # --- lazily loaded parts -------------------------------------------------
     @property
@@ -99,14 +96,14 @@ class Searcher:
             hits.sort(key=lambda h: -h.score)
         if budget is not None:
             hits = pack(hits, budget, cfg.chars_per_token)
-        result = SearchResult(query, info.intent, hits[:k], clock.laps)
+        result = SearchResult(query, info.intent, hits[:k], clock.laps, info=info)
         self._log(result)
         return result
 
     def _keyword(self, info: QueryInfo, filters: Filters | None) -> list[str]:
-        conn, n = self.store.conn, self.config.candidates
-        exact = symbol_search(conn, info.identifiers, filters) if info.identifiers else []
-        bm25 = keyword_search(conn, info.text, self.config, filters, n, self.term_stats)
+        n = self.config.candidates
+        exact = symbol_search(self.store, info.identifiers, filters) if info.identifiers else []
+        bm25 = keyword_search(self.store, info.text, self.config, filters, n, self.term_stats)
         return list(dict.fromkeys(exact + bm25))[:n]
 
     def _vector(self, query: str, filters: Filters | None) -> dict[str, float]:
@@ -142,8 +139,8 @@ class Searcher:
         return hits
 
     def _log(self, result: SearchResult) -> None:
-        if self.config.query_log:
-            append_query_log(self.store.dir, {
+        if self.config.query_log and self.log_dir is not None:
+            append_query_log(self.log_dir, {
                 "type": "search", "query": result.query, "intent": result.intent,
                 "chunk_ids": [h.chunk.id for h in result.hits], "timings_ms": result.timings_ms,
             })

@@ -1,29 +1,19 @@
-"""Typed values of the query side: filters, options, hits, results."""
+"""Typed values of the query side: hits and results (filters: :mod:`codecite.filters`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..filters import Filters
 from ..types import Chunk
+
+if TYPE_CHECKING:
+    from .intent import QueryInfo
 
 #: Where a hit came from (DESIGN.md section 8, ``source`` of a search result).
 SOURCES = ("keyword", "vector", "hybrid", "graph:calls", "graph:called_by", "graph:imports",
            "graph:tests")
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Metadata filters applied inside both searches, not after."""
-
-    languages: tuple[str, ...] = ()
-    #: fnmatch-style glob on the repository-relative path (``src/**``, ``*.py``).
-    path: str = ""
-    kinds: tuple[str, ...] = ()
-    repo: str = ""
-
-    def __bool__(self) -> bool:
-        return bool(self.languages or self.path or self.kinds or self.repo)
 
 
 @dataclass(frozen=True)
@@ -62,7 +52,12 @@ class SearchResult:
     intent: str
     hits: list[Hit] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    #: How the query was read (intent, identifiers); not part of the JSON.
+    info: QueryInfo | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"query": self.query, "intent": self.intent,
                 "results": [h.to_json() for h in self.hits]}
+
+
+__all__ = ["SOURCES", "Filters", "Hit", "SearchResult"]

@@ -5,54 +5,34 @@ before ranking."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 import numpy as np
 
-from ..store.sqlite import SQLiteStore
-from .keyword import path_matches
-from .types import Filters
+from ..filters import Filters, path_matches
+from ..store.protocols import VectorRows, VectorSource
 
 log = logging.getLogger(__name__)
 
 
 class VectorIndex:
-    """The vectors of an index, memory-mapped, with per-row metadata for filters."""
+    """The vectors of an index (possibly memory-mapped), with per-row metadata for filters."""
 
-    def __init__(self, ids: Sequence[str], matrix: np.ndarray,
-                 meta: dict[str, tuple[str, str, str, str]]) -> None:
-        keep = [i for i, chunk_id in enumerate(ids) if chunk_id in meta]
-        if len(keep) != len(ids):  # the snapshot holds chunks deleted since
-            matrix, ids = matrix[keep], [ids[i] for i in keep]
-        self.ids = list(ids)
-        self.matrix = matrix
-        rows = [meta[i] for i in self.ids]
-        self.languages = np.array([r[0] for r in rows], dtype=object)
-        self.kinds = np.array([r[1] for r in rows], dtype=object)
-        self.paths = np.array([r[2] for r in rows], dtype=object)
-        self.repos = np.array([r[3] for r in rows], dtype=object)
+    def __init__(self, rows: VectorRows) -> None:
+        self.ids = rows.ids
+        self.matrix = rows.matrix
+        self.languages = np.array(rows.languages, dtype=object)
+        self.kinds = np.array(rows.kinds, dtype=object)
+        self.paths = np.array(rows.paths, dtype=object)
+        self.repos = np.array(rows.repos, dtype=object)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     @classmethod
-    def load(cls, store: SQLiteStore) -> VectorIndex | None:
-        """The snapshot when it is current, else the vectors read from SQLite
-        (an index still embedding is searched with what it has so far)."""
-        meta = {
-            r[0]: (r[1], r[2], r[3], r[4])
-            for r in store.conn.execute("SELECT id, language, kind, path, repo FROM chunks")
-        }
-        in_db = store.counts()["vectors"]
-        if in_db == 0:
-            return None
-        dim = int(store.get_meta("embedding_dim", "0") or 0)
-        snapshot = store.load_vectors(dim)
-        if snapshot is not None and len(snapshot[0]) == in_db:
-            return cls(snapshot[0], snapshot[1], meta)
-        log.info("vectors snapshot is stale; reading %d vectors from the database", in_db)
-        ids, matrix = store.vector_matrix(dim)
-        return cls(ids, matrix, meta) if ids else None
+    def load(cls, source: VectorSource) -> VectorIndex | None:
+        """The store's vectors, or None when it has none yet."""
+        rows = source.vector_rows()
+        return cls(rows) if rows is not None else None
 
     def mask(self, filters: Filters | None) -> np.ndarray | None:
         """Rows allowed by the filters, or None for all."""

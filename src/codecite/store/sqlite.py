@@ -11,80 +11,38 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import IndexCorruptError, IndexFormatError, IndexOutdatedError, PathError
-from ..tokens import token_text
+from ..tokens import keyword_row
 from ..types import Chunk, Definition, Edge, Import, Reference
 from .locking import file_lock as _file_lock
 from .migrations import FORMAT_VERSION, MIGRATIONS
+from .sqlite_base import (
+    CHUNK_COLS,
+    DB_NAME,
+    LOCK_NAME,
+    READONLY_WORDS,
+    VECTOR_IDS_NAME,
+    VECTORS_NAME,
+    damaged_message,
+    is_damage,
+    row_to_chunk,
+)
+from .sqlite_search import SearchTables, register_functions
+from .sqlite_vectors import VectorTables
 
 log = logging.getLogger(__name__)
 
-DB_NAME = "index.db"
-VECTORS_NAME = "vectors.npy"
-VECTOR_IDS_NAME = "vectors.ids.json"
-LOCK_NAME = "index.lock"
-#: What codecite itself keeps in an index folder (any other file means the folder is
-#: someone else's, e.g. ``--index src``).
-OWN_FILES = frozenset({".gitignore", DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME,
-                       VECTOR_IDS_NAME, LOCK_NAME, "queries.jsonl"})
-#: sqlite3 messages that mean the file is not a usable database (not a busy/locked one).
-_DAMAGE_WORDS = ("not a database", "malformed", "disk image", "file is encrypted",
-                 "no such table", "no such column")
+#: Seconds a connection waits for another process's write lock.
+BUSY_TIMEOUT = 30.0
+LOCKED_RETRY_SECONDS = 0.05
 
-
-_READONLY_WORDS = re.compile(r"readonly|read-only|unable to open")
-
-
-def is_damage(exc: sqlite3.DatabaseError) -> bool:
-    """Is this error a damaged/foreign database (rather than a busy or full one)?"""
-    return any(word in str(exc) for word in _DAMAGE_WORDS)
-
-
-def damaged_message(db_path: Path, exc: BaseException) -> str:
-    return (f"the index at {db_path} is damaged ({exc}); rebuild it with "
-            "`codecite index --full`")
-
-_CHUNK_COLS = (
-    "id, repo, path, language, kind, name, qualname, start_line, end_line, content, "
-    "context, content_hash, signature, docstring, parent, part"
-)
-
-
-def _row_to_chunk(row: Sequence[object]) -> Chunk:
-    return Chunk(*row)  # type: ignore[arg-type]
-
-
-def keyword_row(chunk: Chunk) -> tuple[str, str, str]:
-    """The identifier-split (symbol, path, body) texts the keyword index holds."""
-    return (
-        token_text(f"{chunk.name} {chunk.qualname} {chunk.signature}"),
-        token_text(chunk.path),
-        token_text(f"{chunk.docstring}\n{chunk.content}"),
-    )
-
-
-@contextmanager
-def _atomic_write(path: Path) -> Iterator[Path]:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-class SQLiteStore:
+class SQLiteStore(SearchTables, VectorTables):
     """Chunks, files, graph and vectors of one index folder.
 
     ``readonly=True`` opens the database for queries only: nothing is written (no
@@ -123,6 +81,7 @@ class SQLiteStore:
         conn: sqlite3.Connection | None = None
         try:
             conn = self._open_readonly() if self.readonly else self._open_writable()
+            register_functions(conn)
             self.conn = conn
             if self.readonly:
                 self._check_version()
@@ -132,7 +91,7 @@ class SQLiteStore:
         except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
-            if not self.readonly and _READONLY_WORDS.search(str(exc)):
+            if not self.readonly and READONLY_WORDS.search(str(exc)):
                 raise PathError(
                     f"cannot write the index at {self.dir} ({exc}); index into a folder you "
                     "can write with --index DIR (searching this index still works)") from exc
@@ -141,8 +100,20 @@ class SQLiteStore:
             raise IndexCorruptError(damaged_message(self.db_path, exc)) from exc
 
     def _open_writable(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
+        conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT, isolation_level=None)
+        # Switching a new database to WAL needs an exclusive lock, and SQLite answers
+        # "locked" at once (no busy wait) when another process is doing the same: retry.
+        deadline = time.monotonic() + BUSY_TIMEOUT
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    conn.close()
+                    raise
+                time.sleep(LOCKED_RETRY_SECONDS)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=OFF")
         return conn
@@ -151,7 +122,8 @@ class SQLiteStore:
         """A connection that cannot write. A WAL database in a folder we cannot write to
         (no ``-shm`` to share) is opened as immutable: nobody can be writing it either."""
         uri = self.db_path.resolve().as_uri()
-        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, isolation_level=None)
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT,
+                               isolation_level=None)
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn
@@ -214,6 +186,17 @@ class SQLiteStore:
                 )
 
     @contextmanager
+    def reporting_damage(self) -> Iterator[None]:
+        """Turn SQLite's "malformed"/"not a database" errors met while reading or writing
+        (a file damaged after it was opened) into :class:`IndexCorruptError`."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            raise IndexCorruptError(damaged_message(self.db_path, exc)) from exc
+
+    @contextmanager
     def writer_lock(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
         """Hold the index's single-writer lock (``index.lock``, an OS file lock that a
         crashed process releases). When another process holds it, ``on_wait`` is told
@@ -233,10 +216,6 @@ class SQLiteStore:
         self.conn.execute("COMMIT")
 
     # --- metadata --------------------------------------------------------------
-    def get_meta(self, key: str, default: str = "") -> str:
-        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return str(row[0]) if row else default
-
     def set_meta(self, values: dict[str, str]) -> None:
         self.conn.executemany(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items())
@@ -293,7 +272,7 @@ class SQLiteStore:
         first = int(self.conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0])
         rowids = range(first + 1, first + 1 + len(chunks))
         self.conn.executemany(
-            f"INSERT INTO chunks(rowid, {_CHUNK_COLS}, priority) "
+            f"INSERT INTO chunks(rowid, {CHUNK_COLS}, priority) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(rowid, c.id, c.repo, c.path, c.language, c.kind, c.name, c.qualname, c.start_line,
               c.end_line, c.content, c.context, c.content_hash, c.signature, c.docstring,
@@ -321,7 +300,7 @@ class SQLiteStore:
 
     def chunks(self, path_prefix: str | None = None) -> Iterator[Chunk]:
         """Chunks ordered by path and start line, optionally under a path or folder."""
-        sql = f"SELECT {_CHUNK_COLS} FROM chunks"
+        sql = f"SELECT {CHUNK_COLS} FROM chunks"
         args: tuple[object, ...] = ()
         if path_prefix:
             prefix = path_prefix.rstrip("/")
@@ -330,16 +309,16 @@ class SQLiteStore:
             args = (prefix, escaped + "/%")
         sql += " ORDER BY path, start_line, end_line DESC"
         for row in self.conn.execute(sql, args):
-            yield _row_to_chunk(row)
+            yield row_to_chunk(row)
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         out: dict[str, Chunk] = {}
         for chunk_id in ids:
             row = self.conn.execute(
-                f"SELECT {_CHUNK_COLS} FROM chunks WHERE id=?", (chunk_id,)
+                f"SELECT {CHUNK_COLS} FROM chunks WHERE id=?", (chunk_id,)
             ).fetchone()
             if row:
-                out[chunk_id] = _row_to_chunk(row)
+                out[chunk_id] = row_to_chunk(row)
         return out
 
     def definitions(self) -> list[Definition]:
@@ -455,104 +434,17 @@ class SQLiteStore:
             sql, args = sql + " AND kind=?", [*args, kind]
         return [Edge(*r) for r in self.conn.execute(sql, args)]
 
+    def edges_among(self, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(src, dst) of every edge whose two ends are both in ``ids``."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return [(str(s), str(d)) for s, d in self.conn.execute(
+            f"SELECT src, dst FROM edges WHERE src IN ({marks}) AND dst IN ({marks})",
+            [*ids, *ids])]
+
     def edges_to(self, chunk_id: str, kind: str | None = None) -> list[Edge]:
         sql, args = "SELECT src, dst, kind, line FROM edges WHERE dst=?", [chunk_id]
         if kind:
             sql, args = sql + " AND kind=?", [*args, kind]
         return [Edge(*r) for r in self.conn.execute(sql, args)]
-
-    # --- vectors ---------------------------------------------------------------
-    def chunks_missing_vectors(self, limit: int) -> list[Chunk]:
-        """Chunks with no vector yet, most useful first."""
-        rows = self.conn.execute(
-            f"SELECT {', '.join('c.' + c.strip() for c in _CHUNK_COLS.split(','))} "
-            "FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id "
-            "WHERE v.chunk_id IS NULL ORDER BY c.priority DESC, c.path, c.start_line LIMIT ?",
-            (limit,),
-        )
-        return [_row_to_chunk(r) for r in rows]
-
-    def count_missing_vectors(self) -> int:
-        return int(self.conn.execute(
-            "SELECT count(*) FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id "
-            "WHERE v.chunk_id IS NULL"
-        ).fetchone()[0])
-
-    def reuse_vectors_by_content(self) -> int:
-        """Give chunks without a vector the vector of a chunk with the same content
-        (a renamed or moved file, an unchanged function in an edited file)."""
-        cur = self.conn.execute(
-            "INSERT OR IGNORE INTO vectors(chunk_id, content_hash, vec) "
-            "SELECT c.id, c.content_hash, (SELECT v2.vec FROM vectors v2 "
-            "  WHERE v2.content_hash = c.content_hash LIMIT 1) "
-            "FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id "
-            "WHERE v.chunk_id IS NULL AND EXISTS "
-            "  (SELECT 1 FROM vectors v3 WHERE v3.content_hash = c.content_hash)"
-        )
-        return cur.rowcount
-
-    def put_vectors(self, chunks: Sequence[Chunk], matrix: np.ndarray) -> None:
-        data = np.ascontiguousarray(matrix, dtype=np.float32)
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO vectors(chunk_id, content_hash, vec) VALUES (?,?,?)",
-            [(c.id, c.content_hash, data[i].tobytes()) for i, c in enumerate(chunks)],
-        )
-
-    def prune_vectors(self) -> int:
-        cur = self.conn.execute(
-            "DELETE FROM vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)"
-        )
-        return cur.rowcount
-
-    def vector_matrix(self, dim: int = 0) -> tuple[list[str], np.ndarray]:
-        """All vectors of live chunks, in chunk order, read from the database.
-
-        ``dim`` 0 takes the width of the stored vectors (an index still embedding its
-        first batches has no ``embedding_dim`` yet); rows of another width are skipped."""
-        rows = self.conn.execute(
-            "SELECT v.chunk_id, v.vec FROM vectors v JOIN chunks c ON c.id = v.chunk_id "
-            "ORDER BY c.rowid"
-        ).fetchall()
-        width = dim * 4 or (len(rows[0][1]) if rows else 0)
-        good = [(chunk_id, blob) for chunk_id, blob in rows if len(blob) == width]
-        if len(good) != len(rows):
-            log.warning("%d stored vectors have the wrong size; they are ignored",
-                        len(rows) - len(good))
-        matrix = np.empty((len(good), width // 4), dtype=np.float32)
-        for i, (_, blob) in enumerate(good):
-            matrix[i] = np.frombuffer(blob, dtype=np.float32)
-        return [r[0] for r in good], matrix
-
-    def export_vectors(self, dim: int) -> int:
-        """Write the ``vectors.npy`` snapshot (and its row → chunk id map) atomically."""
-        ids, matrix = self.vector_matrix(dim)
-        with _atomic_write(self.dir / VECTORS_NAME) as tmp, tmp.open("wb") as fh:
-            np.save(fh, matrix)
-        with _atomic_write(self.dir / VECTOR_IDS_NAME) as tmp:
-            tmp.write_text(json.dumps(ids))
-        return len(ids)
-
-    def load_vectors(self, dim: int = 0) -> tuple[list[str], np.ndarray] | None:
-        """The snapshot, memory-mapped, or None when there is none or it is unusable
-        (damaged, of another width than ``dim``, or not matching its ids map): the
-        caller then reads the vectors from the database."""
-        npy, ids_file = self.dir / VECTORS_NAME, self.dir / VECTOR_IDS_NAME
-        if not (npy.exists() and ids_file.exists()):
-            return None
-        try:
-            ids = json.loads(ids_file.read_text(encoding="utf-8"))
-            matrix = np.load(npy, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            log.warning("ignoring the damaged vectors snapshot in %s (%s); `codecite index` "
-                        "rewrites it", self.dir, exc)
-            return None
-        usable = (
-            isinstance(ids, list) and all(isinstance(i, str) for i in ids)
-            and matrix.dtype == np.float32 and matrix.ndim == 2
-            and matrix.shape[0] == len(ids) and (not dim or matrix.shape[1] == dim)
-        )
-        if not usable:
-            log.warning("ignoring the vectors snapshot in %s: it does not match the index; "
-                        "`codecite index` rewrites it", self.dir)
-            return None
-        return ids, matrix

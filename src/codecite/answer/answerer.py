@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..retrieve import Searcher
@@ -24,6 +25,7 @@ from ..retrieve.types import Filters, Hit
 from ..tokens import tokenize
 from .citations import Block, Citation, check_citations, citation_flags
 from .extractive import ExtractiveAnswerer
+from .llm import EXTRACTIVE, LLM
 from .prompt import INSUFFICIENT, build_messages
 
 log = logging.getLogger(__name__)
@@ -81,23 +83,25 @@ def is_insufficient(signals: dict[str, float], min_similarity: float,
 class Answerer:
     """Answers questions over one index with one searcher (models loaded once)."""
 
-    def __init__(self, searcher: Searcher) -> None:
-        self.searcher, self.config = searcher, searcher.config
+    def __init__(self, searcher: Searcher, log_dir: Path | None = None) -> None:
+        """``log_dir``: where the query log is appended (None: no log)."""
+        self.searcher, self.config, self.log_dir = searcher, searcher.config, log_dir
         self.extractive = ExtractiveAnswerer(searcher.store, self.config.answer_max_symbols)
 
-    def ask(self, question: str, *, llm: Any = None, llm_name: str = "extractive",
-            llm_reason: str = "", filters: Filters | None = None, k: int = 12,
+    def ask(self, question: str, *, llm: LLM | None = None, llm_reason: str = "",
+            filters: Filters | None = None, k: int = 12,
             on_token: Callable[[str], None] | None = None) -> Answer:
-        """Answer ``question``. ``llm`` is an :class:`~codecite.answer.llm.LLM` or None
-        for the extractive answer."""
+        """Answer ``question`` with ``llm`` (None: the extractive answer, no model);
+        ``llm_reason`` says why that one was chosen (``--llm auto``)."""
         started = time.perf_counter()
-        info = analyse(question)
         result = self.searcher.search(question, k=k, filters=filters,
                                       budget=self.config.answer_context_tokens)
+        info = result.info or analyse(question)
         hits = result.hits
         signals = confidence(info, hits)
-        answer = Answer(question, "", [], hits, False, llm_name, info.intent, signals,
-                        llm_reason=llm_reason, timings_ms=dict(result.timings_ms))
+        answer = Answer(question, "", [], hits, False, llm.name if llm else EXTRACTIVE,
+                        info.intent, signals, llm_reason=llm_reason,
+                        timings_ms=dict(result.timings_ms))
         if not hits or is_insufficient(signals, self.config.abstain_min_similarity,
                                        self.config.abstain_min_coverage):
             answer.insufficient = True
@@ -133,8 +137,8 @@ class Answerer:
             answer.flags.append("the answer cites nothing although context was retrieved")
 
     def _log(self, answer: Answer) -> None:
-        if self.config.query_log:
-            append_query_log(self.searcher.store.dir, {
+        if self.config.query_log and self.log_dir is not None:
+            append_query_log(self.log_dir, {
                 "type": "ask", "query": answer.question, "intent": answer.intent,
                 "chunk_ids": [h.chunk.id for h in answer.sources], "answer": answer.answer,
                 "llm": answer.llm, "insufficient": answer.insufficient,

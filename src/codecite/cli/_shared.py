@@ -1,0 +1,132 @@
+"""What the CLI's command modules share: the typer app, the consoles, common options,
+progress drawing, JSON output, the ``--`` rule for text arguments, and opening an
+index for a query. Private to :mod:`codecite.cli`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ..api import MAX_K, Index, open_existing, open_index
+from ..filters import Filters
+from ..progress import Progress as ProgressEvent
+from ..types import CHUNK_KINDS
+
+app = typer.Typer(
+    name="codecite",
+    help="Ask questions about a codebase; answers cite the code as path:start-end.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+STAGE_LABELS = {"parse": "Parsing files", "graph": "Resolving graph", "embed": "Embedding chunks"}
+STAGE_UNITS = {"parse": "files", "graph": "steps", "embed": "chunks"}
+
+IndexOpt = Annotated[
+    Path | None, typer.Option("--index", help="Index folder (default: PATH/.codecite).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[Any]:
+    """A rich progress bar driven by the library's progress events."""
+    if not enabled:
+        yield None
+        return
+    columns = (
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err, transient=False) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def on_event(event: ProgressEvent) -> None:
+            if event.stage not in tasks:
+                tasks[event.stage] = bar.add_task(
+                    STAGE_LABELS.get(event.stage, event.stage), total=event.total or None, rate=""
+                )
+            task = bar.tasks[tasks[event.stage]]
+            speed = task.speed
+            rate = f"{speed:,.0f} {STAGE_UNITS.get(event.stage, '')}/s" if speed else ""
+            bar.update(tasks[event.stage], completed=event.done, total=event.total or None,
+                       rate=rate)
+
+        yield on_event
+
+
+def emit_json(data: object) -> None:
+    """Machine output: plain JSON on stdout, one document, no colours or wrapping."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+KOpt = Annotated[int, typer.Option("-k", "--top", min=1, max=MAX_K, help="Number of results.")]
+LangOpt = Annotated[list[str] | None, typer.Option(
+    "--lang", help="Only these languages (repeatable): python, ts, go, java, ...")]
+PathOpt = Annotated[str | None, typer.Option(
+    "--path", help="Only paths matching this glob (src/**, *.ts, billing/).")]
+KindOpt = Annotated[list[str] | None, typer.Option(
+    "--kind", help=f"Only these chunk kinds (repeatable): {', '.join(CHUNK_KINDS)}.")]
+NoExpandOpt = Annotated[bool, typer.Option(
+    "--no-expand", help="Do not add callers/callees/tests from the code graph.")]
+NoRerankOpt = Annotated[bool, typer.Option(
+    "--no-rerank", help="Keep the fused order (no symbol/graph/path signals).")]
+
+
+def open_for_query(path: Path | None, index_dir: Path | None,
+                   overrides: dict[str, object] | None = None) -> Index:
+    """The index of ``path`` (a repository folder; anything else is an error), else of
+    ``--index``, else the nearest one above the current folder; opened read-only."""
+    if path is not None:
+        return open_index(path, index_dir=index_dir, create=False, overrides=overrides)
+    return open_existing(index_dir, overrides=overrides)
+
+
+def parse_filters(lang: list[str] | None, path: str | None, kind: list[str] | None) -> Filters:
+    """The --lang/--path/--kind options as validated filters."""
+    return Filters.parse(lang, path, kind)
+
+
+#: Commands whose first argument is free text, which may start with "-".
+TEXT_COMMANDS = frozenset({"search", "ask"})
+#: Marks a text argument given after ``--`` (see :func:`protect_text_argument`).
+TEXT_MARK = "\x1e"
+
+
+def protect_text_argument(args: list[str]) -> list[str]:
+    """``codecite search -- -session --json``: the word after ``--`` is the query even
+    when it starts with "-", and the options after it still count. (Plain ``--`` would
+    make every later word an argument.) The command strips the mark: :func:`text_arg`."""
+    if "--" not in args:
+        return args
+    cut = args.index("--")
+    command = next((a for a in args[:cut] if not a.startswith("-")), "")
+    if command not in TEXT_COMMANDS or cut + 1 >= len(args):
+        return args
+    return [*args[:cut], TEXT_MARK + args[cut + 1], *args[cut + 2:]]
+
+
+def text_arg(value: str) -> str:
+    return value.removeprefix(TEXT_MARK)
+
+

@@ -1,0 +1,136 @@
+"""The narrow protocols between storage and the rest of codecite (DESIGN.md §5).
+
+Retrieval and answers read through :class:`ChunkReader`, :class:`GraphReader`,
+:class:`KeywordIndex` and :class:`VectorSource` (together: :class:`ReadStore`); the
+indexer writes through :class:`IndexWriter`. Every SQL and FTS5 text lives in the
+backends (``sqlite.py``; a PostgreSQL backend implements the same protocols), so a new
+backend plugs in without touching ``retrieve/`` or ``answer/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..filters import Filters
+from ..types import Chunk, Definition, Edge, Import, Reference
+
+#: Relative weights of the symbol, path and body texts in keyword ranking.
+KeywordWeights = tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class VectorRows:
+    """Every stored vector with the chunk columns filters need, row-aligned."""
+
+    ids: list[str]
+    matrix: np.ndarray  # float32, (rows, dim); may be memory-mapped
+    languages: list[str]
+    kinds: list[str]
+    paths: list[str]
+    repos: list[str]
+
+
+@runtime_checkable
+class ChunkReader(Protocol):
+    """Chunks by id or path, exact symbol look-ups, and index metadata."""
+
+    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
+    def chunks(self, path_prefix: str | None = None) -> Iterator[Chunk]: ...
+    def find_symbols(self, name: str, column: Literal["qualname", "name"],
+                     filters: Filters | None, limit: int) -> list[str]:
+        """Ids of chunks whose ``column`` (or qualname) is ``name``: definitions before
+        module/window/file chunks, first parts first, shorter paths first."""
+        ...
+    def get_meta(self, key: str, default: str = "") -> str: ...
+
+
+@runtime_checkable
+class GraphReader(Protocol):
+    """The code graph's edges."""
+
+    def edges_from(self, chunk_id: str, kind: str | None = None) -> list[Edge]: ...
+    def edges_to(self, chunk_id: str, kind: str | None = None) -> list[Edge]: ...
+    def edges_among(self, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(src, dst) of every edge whose two ends are both in ``ids``."""
+        ...
+
+
+@runtime_checkable
+class KeywordIndex(Protocol):
+    """BM25 over the identifier-split texts of :func:`codecite.tokens.keyword_row`."""
+
+    def keyword_search(self, terms: Sequence[str], filters: Filters | None, limit: int,
+                       weights: KeywordWeights) -> list[str]:
+        """Ids of chunks matching any of ``terms``, best BM25 first."""
+        ...
+    def document_count(self) -> int: ...
+    def document_frequency(self, term: str) -> int: ...
+
+
+@runtime_checkable
+class VectorSource(Protocol):
+    """The stored chunk vectors."""
+
+    def vector_count(self) -> int: ...
+    def vector_rows(self) -> VectorRows | None:
+        """All vectors (None when there are none), as fresh as the store can give them:
+        an index still embedding is searched with what it has so far."""
+        ...
+
+
+@runtime_checkable
+class ReadStore(ChunkReader, GraphReader, KeywordIndex, VectorSource, Protocol):
+    """Everything the query side reads."""
+
+
+@runtime_checkable
+class IndexWriter(ChunkReader, GraphReader, VectorSource, Protocol):
+    """What the incremental indexer needs from a backend."""
+
+    dir: Path
+
+    # lifecycle
+    def transaction(self) -> AbstractContextManager[object]: ...
+    def writer_lock(self, on_wait: Callable[[str], None] | None = None
+                    ) -> AbstractContextManager[None]: ...
+    def clear(self) -> None: ...
+    def set_meta(self, values: dict[str, str]) -> None: ...
+    def counts(self) -> dict[str, int]: ...
+    def group_counts(self, table: str, column: str) -> dict[str, int]: ...
+    # files and chunks
+    def files(self) -> dict[str, dict[str, object]]: ...
+    def put_file(self, path: str, language: str, digest: str, size: int, mtime_ns: int,
+                 git_blob: str, n_chunks: int, secrets: int) -> None: ...
+    def touch_file(self, path: str, size: int, mtime_ns: int, git_blob: str) -> None: ...
+    def delete_file(self, path: str, keep: Set[str] = frozenset()) -> None: ...
+    def add_chunks(self, chunks: Sequence[Chunk], priorities: Sequence[float],
+                   keyword_rows: Sequence[tuple[str, str, str]] | None = None) -> None: ...
+    def names_by_id(self, path: str) -> dict[str, str]: ...
+    def chunk_ids_by_path(self, paths: Iterable[str]) -> list[str]: ...
+    # graph
+    def definitions(self) -> list[Definition]: ...
+    def add_facts(self, path: str, imports: Sequence[Import],
+                  refs: Sequence[Reference]) -> None: ...
+    def imports_by_path(self) -> dict[str, list[Import]]: ...
+    def refs_for(self, *, paths: Iterable[str] = (), names: Iterable[str] = (),
+                 srcs: Iterable[str] = (), all_refs: bool = False
+                 ) -> list[tuple[str, Reference]]: ...
+    def paths_pointing_to(self, ids: Iterable[str]) -> set[str]: ...
+    def replace_edges(self, srcs: Iterable[str], edges: Iterable[Edge],
+                      kinds: Sequence[str]) -> None: ...
+    def prune_edges(self) -> int: ...
+    # vectors
+    def chunks_missing_vectors(self, limit: int) -> list[Chunk]: ...
+    def count_missing_vectors(self) -> int: ...
+    def reuse_vectors_by_content(self) -> int: ...
+    def put_vectors(self, chunks: Sequence[Chunk], matrix: np.ndarray) -> None: ...
+    def prune_vectors(self) -> int: ...
+    def export_vectors(self, dim: int) -> int:
+        """Make the stored vectors fast to load (SQLite: the ``vectors.npy`` snapshot)."""
+        ...
