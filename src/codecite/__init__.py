@@ -4,9 +4,13 @@ Library use::
 
     import codecite
     with codecite.open_index("path/to/repo") as index:
-        report = index.update()          # incremental; embeds what changed
-        for chunk in index.chunks("src/billing/orders.py"):
-            print(chunk.qualname, chunk.start_line, chunk.end_line)
+        report = index.update()                      # incremental; embeds what changed
+        result = index.search("where is the VIP discount computed", k=5,
+                              filters=codecite.Filters.parse(languages=["py"]))
+        for hit in result.hits:
+            print(hit.chunk.path, hit.chunk.start_line, hit.chunk.end_line, hit.source)
+        answer = index.ask("How is the loyalty discount computed?")   # offline: extractive
+        print(answer.answer, [c.to_json() for c in answer.citations])
 """
 
 from __future__ import annotations
@@ -15,20 +19,28 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .answer.answerer import Answer
+    from .answer.citations import Citation
+    from .answer.llm import LLM, LLMChoice
     from .api import Index, IndexStatus, find_index, open_existing, open_index
-    from .config import Config, load_config
-    from .errors import CodeciteError, UserError
-    from .indexer import IndexReport, Interrupted
+    from .config import Config, Endpoint, load_config
+    from .errors import CodeciteError, Interrupted, UserError
+    from .filters import Filters
+    from .indexer import IndexReport
     from .progress import Progress
+    from .retrieve.types import Hit, SearchResult
     from .types import Chunk, Edge
 
 # Public names → defining module. Imported on first use, so that importing one
 # stage (``codecite.chunking``) does not load the embedding model's stack.
 _EXPORTS = {
-    "Index": "api", "IndexStatus": "api", "find_index": "api", "open_existing": "api",
-    "open_index": "api", "Config": "config", "load_config": "config",
-    "CodeciteError": "errors", "UserError": "errors", "IndexReport": "indexer",
-    "Interrupted": "indexer", "Progress": "progress", "Chunk": "types", "Edge": "types",
+    "Answer": "answer.answerer", "Citation": "answer.citations", "LLM": "answer.llm",
+    "LLMChoice": "answer.llm", "Index": "api", "IndexStatus": "api", "find_index": "api",
+    "open_existing": "api", "open_index": "api", "Config": "config", "Endpoint": "config",
+    "load_config": "config", "CodeciteError": "errors", "Interrupted": "errors",
+    "UserError": "errors", "Filters": "filters", "IndexReport": "indexer",
+    "Progress": "progress", "Hit": "retrieve.types", "SearchResult": "retrieve.types",
+    "Chunk": "types", "Edge": "types",
 }
 
 
@@ -39,18 +51,30 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f".{module}", __name__), name)
 
 
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "LLM",
+    "Answer",
     "Chunk",
+    "Citation",
     "CodeciteError",
     "Config",
     "Edge",
+    "Endpoint",
+    "Filters",
+    "Hit",
     "Index",
     "IndexReport",
     "IndexStatus",
     "Interrupted",
+    "LLMChoice",
     "Progress",
+    "SearchResult",
     "UserError",
     "find_index",
     "load_config",

@@ -11,18 +11,23 @@ from types import TracebackType
 
 from .answer.answerer import Answer, Answerer
 from .answer.llm import EXTRACTIVE, LLM, LLMChoice, resolve_llm
-from .answer.streaming import stream_answer
+from .answer.streaming import stream_pieces
 from .config import Config, load_config
 from .errors import IndexMissingError, PathError, UserError
 from .filters import Filters
 from .indexer import Indexer, IndexReport
 from .progress import ProgressFn
 from .retrieve import Searcher
-from .retrieve.types import SearchResult
+from .retrieve.types import Hit, SearchResult
 from .store.sqlite import SQLiteStore
 from .store.sqlite_base import DB_NAME, OWN_FILES
 from .types import Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
+
+__all__ = [
+    "MAX_K", "Answer", "Filters", "Hit", "Index", "IndexStatus", "LLMChoice", "SearchResult",
+    "find_index", "open_existing", "open_index",
+]
 
 INDEX_DIRNAME = ".codecite"
 #: Most results one query may ask for.
@@ -139,8 +144,19 @@ class Index:
                    filters: Filters | None = None) -> Iterator[str | Answer]:
         """:meth:`ask`, streamed: the answer's pieces (``str``) as they arrive, then the
         checked :class:`Answer` as the last item (extractive answers come whole)."""
-        return stream_answer(lambda on_token: self.ask(question, llm, filters=filters,
-                                                       on_token=on_token))
+        if not question.strip():
+            raise UserError("the question is empty")
+        choice = self.choose_llm(llm)
+        answerer = Answerer(self.searcher, log_dir=self._log_dir())
+        with self.store.reporting_damage():
+            draft = answerer.prepare(question, llm=choice.llm, llm_reason=choice.reason,
+                                     filters=filters)
+        text = None
+        if draft.messages is not None and choice.llm is not None:
+            model = choice.llm
+            text = yield from stream_pieces(
+                lambda on_token: answerer.generate(draft, model, on_token))
+        yield answerer.finish(draft, text)
 
     def choose_llm(self, llm: str | LLM | LLMChoice | None = "auto") -> LLMChoice:
         """The answer mode for ``llm`` (see :meth:`ask`) and why it was chosen."""

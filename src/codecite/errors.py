@@ -1,22 +1,40 @@
-"""The exception hierarchy. The library raises these; only ``cli.py`` turns them
-into exit codes (1 for :class:`UserError`, 2 for anything else).
-
-::
+"""Every exception codecite raises on purpose. The library raises these; only the
+CLI turns them into exit codes (1 for :class:`UserError`, 2 for anything else, 130
+for :class:`Interrupted`)::
 
     CodeciteError
-    ├── UserError                 bad input a user can fix (exit 1)
-    │   ├── PathError             path missing, not a folder, unreadable
-    │   ├── ConfigError           invalid codecite.toml / CODECITE_* value
-    │   ├── IndexMissingError     no index where one was expected
-    │   ├── ModelMismatchError    index built with another embedding model
-    │   ├── IndexCorruptError     index files damaged: rebuild with ``index --full``
-    │   ├── IndexOutdatedError    a read-only open found an older format: run ``index``
-    │   └── UnknownBackendError   a name not in a registry
-    ├── IndexFormatError          index written by a newer codecite
-    └── EmbeddingError            the embedding backend failed
+    ├── UserError                   bad input or a setting a user can fix (exit 1)
+    │   ├── PathError               path missing, not a folder, unreadable, not writable
+    │   ├── ConfigError             invalid codecite.toml / CODECITE_* value, missing key
+    │   ├── IndexMissingError       no index where one was expected
+    │   ├── ModelMismatchError      index built with another embedding model
+    │   ├── IndexCorruptError       index files damaged: rebuild with ``index --full``
+    │   ├── IndexOutdatedError      a read-only open found an older format: run ``index``
+    │   └── UnknownBackendError     a name not in a registry (--llm, embedder)
+    ├── IndexFormatError            index written by a newer codecite
+    ├── EmbeddingError              the embedding backend failed
+    ├── Interrupted                 Ctrl-C while indexing; carries the report (exit 130)
+    └── LLMError                    the chat endpoint failed (base, never raised itself);
+        │                           each of these is also a UserError (exit 1): the
+        │                           message says what to check
+        ├── LLMUnavailableError     cannot connect (is the server running?)
+        │   └── LLMTimeoutError     no answer within the timeout
+        ├── LLMAuthError            HTTP 401/403: the API key
+        ├── LLMModelNotFoundError   HTTP 404: no such model (or a wrong base URL)
+        ├── LLMRequestError         another 4xx, e.g. the prompt exceeds the context
+        ├── LLMServerError          HTTP 5xx after the retries, or an error event
+        ├── LLMRateLimitError       HTTP 429 after the retries (says how long to wait)
+        ├── LLMStreamError          the answer stopped mid-way (connection closed)
+        └── LLMProtocolError        not an OpenAI-compatible reply (an HTML page,
+                                    non-JSON, another shape, a redirect)
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .indexer import IndexReport
 
 
 class CodeciteError(Exception):
@@ -61,3 +79,51 @@ class IndexFormatError(CodeciteError):
 
 class EmbeddingError(CodeciteError):
     pass
+
+
+class Interrupted(CodeciteError):
+    """Ctrl-C during indexing; what was committed stays usable. Carries the report."""
+
+    def __init__(self, report: IndexReport) -> None:
+        super().__init__("interrupted; run `codecite index` again to resume")
+        self.report = report
+
+
+class LLMError(CodeciteError):
+    """The LLM endpoint failed."""
+
+
+class LLMUnavailableError(LLMError, UserError):
+    """The LLM server cannot be reached."""
+
+
+class LLMTimeoutError(LLMUnavailableError):
+    """The LLM server did not answer in time."""
+
+
+class LLMAuthError(LLMError, UserError):
+    """The server refused the API key."""
+
+
+class LLMModelNotFoundError(LLMError, UserError):
+    """The server has no such model (or the base URL is wrong)."""
+
+
+class LLMRequestError(LLMError, UserError):
+    """The server refused the request (too long a prompt, bad parameters)."""
+
+
+class LLMServerError(LLMError, UserError):
+    """The server kept failing (HTTP 5xx after the retries) or reported an error."""
+
+
+class LLMRateLimitError(LLMError, UserError):
+    """The server kept rate-limiting (HTTP 429 after the retries)."""
+
+
+class LLMStreamError(LLMError, UserError):
+    """The answer stopped mid-way: the connection closed before the reply finished."""
+
+
+class LLMProtocolError(LLMError, UserError):
+    """The reply is not an OpenAI-compatible chat completion (a web page, say)."""

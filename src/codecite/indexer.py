@@ -27,7 +27,7 @@ from .embed import (
     embed_with_cache,
     get_embedder,
 )
-from .errors import CodeciteError, ModelMismatchError
+from .errors import Interrupted, ModelMismatchError
 from .graph.resolve import Resolver, dedupe
 from .parsing import FileResult, run_workers
 from .progress import Progress, ProgressFn, Timer
@@ -77,14 +77,6 @@ class IndexReport:
 
     def skipped_by_reason(self) -> dict[str, int]:
         return dict(Counter(s.reason for s in self.skipped).most_common())
-
-
-class Interrupted(CodeciteError):
-    """Ctrl-C during indexing; what was committed stays usable. Carries the report."""
-
-    def __init__(self, report: IndexReport) -> None:
-        super().__init__("interrupted; run `codecite index` again to resume")
-        self.report = report
 
 
 class Indexer:

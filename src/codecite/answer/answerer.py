@@ -62,6 +62,16 @@ class Answer:
         }
 
 
+@dataclass
+class Draft:
+    """An answer between retrieval and generation: ``messages`` is the prompt still to
+    send to a model, or None when the answer is already complete."""
+
+    answer: Answer
+    started: float
+    messages: list[dict[str, str]] | None = None
+
+
 def confidence(info: QueryInfo, hits: Sequence[Hit]) -> dict[str, float]:
     """Retrieval confidence signals: the best cosine similarity of a hit, and the
     share of the question's terms that occur in the top hits."""
@@ -93,6 +103,17 @@ class Answerer:
             on_token: Callable[[str], None] | None = None) -> Answer:
         """Answer ``question`` with ``llm`` (None: the extractive answer, no model);
         ``llm_reason`` says why that one was chosen (``--llm auto``)."""
+        draft = self.prepare(question, llm=llm, llm_reason=llm_reason, filters=filters, k=k)
+        text = None if draft.messages is None or llm is None else (
+            self.generate(draft, llm, on_token))
+        return self.finish(draft, text)
+
+    # The three steps of ``ask``, for callers that run the model elsewhere (a stream
+    # in another thread): only ``generate`` is slow, and it touches no store.
+    def prepare(self, question: str, *, llm: LLM | None = None, llm_reason: str = "",
+                filters: Filters | None = None, k: int = 12) -> Draft:
+        """Retrieve, check confidence, and answer at once when no model is needed
+        (abstention, extractive); else leave the prompt in ``Draft.messages``."""
         started = time.perf_counter()
         result = self.searcher.search(question, k=k, filters=filters,
                                       budget=self.config.answer_context_tokens)
@@ -102,6 +123,7 @@ class Answerer:
         answer = Answer(question, "", [], hits, False, llm.name if llm else EXTRACTIVE,
                         info.intent, signals, llm_reason=llm_reason,
                         timings_ms=dict(result.timings_ms))
+        draft = Draft(answer, started)
         if not hits or is_insufficient(signals, self.config.abstain_min_similarity,
                                        self.config.abstain_min_coverage):
             answer.insufficient = True
@@ -111,13 +133,26 @@ class Answerer:
             answer.answer = extract.text
             self._check(answer, [*_blocks(hits), *extract.blocks])
         else:
-            answer.answer = llm.complete(
-                build_messages(question, hits, info.intent),
-                max_tokens=self.config.answer_max_tokens, on_token=on_token,
-            )
-            answer.insufficient = INSUFFICIENT in answer.answer.lower()
-            self._check(answer, _blocks(hits))
-        answer.timings_ms["answer_total"] = round((time.perf_counter() - started) * 1000, 3)
+            draft.messages = build_messages(question, hits, info.intent)
+        return draft
+
+    def generate(self, draft: Draft, llm: LLM,
+                 on_token: Callable[[str], None] | None = None) -> str:
+        """The model's answer to the draft's prompt (streamed to ``on_token``)."""
+        assert draft.messages is not None, "nothing to generate: the draft is answered"
+        return llm.complete(draft.messages, max_tokens=self.config.answer_max_tokens,
+                            on_token=on_token)
+
+    def finish(self, draft: Draft, text: str | None) -> Answer:
+        """The answer with ``text`` (a generated answer; None: the draft's own) checked:
+        citations verified against the context, flags set, the query logged."""
+        answer = draft.answer
+        if text is not None:
+            answer.answer = text
+            answer.insufficient = INSUFFICIENT in text.lower()
+            self._check(answer, _blocks(answer.sources))
+        answer.timings_ms["answer_total"] = round(
+            (time.perf_counter() - draft.started) * 1000, 3)
         self._log(answer)
         return answer
 

@@ -9,21 +9,10 @@ server is the config's :class:`~codecite.config.Endpoint` (``llm_base_url``, els
 ``OPENAI_BASE_URL``, else OpenAI's; the key from ``CODECITE_LLM_API_KEY`` or
 ``OPENAI_API_KEY``). A key is required unless the server is local.
 
-Errors. Every one raised is a subclass of :class:`LLMError` and also a
-:class:`~codecite.errors.UserError` (exit 1, a message that says what to check):
-a failing endpoint is the endpoint's problem, not a bug in codecite::
-
-    LLMError                    the endpoint failed (base class, never raised itself)
-    ├── LLMUnavailableError     cannot connect (is the server running?)          + UserError
-    │   └── LLMTimeoutError     no answer within the timeout                      + UserError
-    ├── LLMAuthError            HTTP 401/403: the API key                         + UserError
-    ├── LLMModelNotFoundError   HTTP 404: no such model (or wrong base URL)       + UserError
-    ├── LLMRequestError         another 4xx, e.g. the prompt exceeds the context  + UserError
-    ├── LLMServerError          HTTP 5xx after the retries, or an error event     + UserError
-    ├── LLMRateLimitError       HTTP 429 after the retries (says how long to wait) + UserError
-    ├── LLMStreamError          the answer stopped mid-way (connection closed)    + UserError
-    └── LLMProtocolError        not an OpenAI-compatible reply (an HTML page,     + UserError
-                                non-JSON, another shape, a redirect)
+Errors: every one raised is a subclass of :class:`~codecite.errors.LLMError` and also
+a :class:`~codecite.errors.UserError` (exit 1, a message that says what to check): a
+failing endpoint is the endpoint's problem, not a bug in codecite. The hierarchy is
+drawn in :mod:`codecite.errors`; the classes are importable from here too.
 """
 
 from __future__ import annotations
@@ -37,7 +26,20 @@ from typing import Any, Protocol
 import httpx
 
 from ..config import Config, Endpoint
-from ..errors import CodeciteError, ConfigError, UnknownBackendError, UserError
+from ..errors import (
+    ConfigError,
+    LLMAuthError,
+    LLMError,
+    LLMModelNotFoundError,
+    LLMProtocolError,
+    LLMRateLimitError,
+    LLMRequestError,
+    LLMServerError,
+    LLMStreamError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+    UnknownBackendError,
+)
 from ..http import (
     RetryPolicy,
     body_text,
@@ -85,46 +87,6 @@ _NO_MODELS = "no LLM endpoint configured and no Ollama server on localhost"
 #: Server-sent event lines that carry no data (comments and other fields).
 _SSE_FIELDS = (":", "event:", "id:", "retry:")
 _EXTRACTIVE = "or use --llm extractive"
-
-
-class LLMError(CodeciteError):
-    """The LLM endpoint failed."""
-
-
-class LLMUnavailableError(LLMError, UserError):
-    """The LLM server cannot be reached."""
-
-
-class LLMTimeoutError(LLMUnavailableError):
-    """The LLM server did not answer in time."""
-
-
-class LLMAuthError(LLMError, UserError):
-    """The server refused the API key."""
-
-
-class LLMModelNotFoundError(LLMError, UserError):
-    """The server has no such model (or the base URL is wrong)."""
-
-
-class LLMRequestError(LLMError, UserError):
-    """The server refused the request (too long a prompt, bad parameters)."""
-
-
-class LLMServerError(LLMError, UserError):
-    """The server kept failing (HTTP 5xx after the retries) or reported an error."""
-
-
-class LLMRateLimitError(LLMError, UserError):
-    """The server kept rate-limiting (HTTP 429 after the retries)."""
-
-
-class LLMStreamError(LLMError, UserError):
-    """The answer stopped mid-way: the connection closed before the reply finished."""
-
-
-class LLMProtocolError(LLMError, UserError):
-    """The reply is not an OpenAI-compatible chat completion (a web page, say)."""
 
 
 class LLM(Protocol):

@@ -24,8 +24,7 @@ except ImportError:  # pragma: no cover
     )
 
 from .. import __version__
-from ..errors import CodeciteError, UserError
-from ..indexer import Interrupted
+from ..errors import CodeciteError, Interrupted, UserError
 from ._shared import app, err, out, protect_text_argument
 
 

@@ -10,9 +10,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ..answer.answerer import Answer
 from ..answer.citations import cite
 from ..answer.prompt import escape_text
+from ..api import Answer
 from ._shared import (
     IndexOpt,
     JsonOpt,

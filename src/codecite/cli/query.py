@@ -15,11 +15,10 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from ..api import MAX_K, Index
+from ..api import MAX_K, Hit, Index
 from ..errors import UserError
 from ..evaluate import EvalReport, Retrieved, evaluate, load_golden
 from ..filters import Filters
-from ..retrieve.types import Hit
 from ._shared import (
     IndexOpt,
     JsonOpt,

@@ -1,0 +1,109 @@
+"""The public library surface: what ``codecite.__all__`` promises is importable, the
+exported names are exactly the documented ones, and the facade searches and answers
+with validated filters (the CLI uses nothing else)."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+
+import codecite
+from codecite.errors import UserError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CLI = Path(codecite.__file__).parent / "cli"
+
+
+def test_every_exported_name_is_importable_and_nothing_else_is_promised() -> None:
+    for name in codecite.__all__:
+        assert getattr(codecite, name) is not None, name
+    assert sorted(codecite.__all__) == sorted(set(codecite.__all__))
+    assert {"Index", "Hit", "SearchResult", "Filters", "Answer", "Citation",
+            "open_index"} <= set(codecite.__all__)
+    with pytest.raises(AttributeError):
+        codecite.Searcher  # noqa: B018 - internal, not exported
+    assert set(codecite.__all__) <= set(dir(codecite))
+
+
+def test_filters_parse_resolves_aliases_and_rejects_unknown_values() -> None:
+    parsed = codecite.Filters.parse(["ts", "PY", "golang"], "src/**", ["function"])
+    assert parsed == codecite.Filters(("typescript", "python", "go"), "src/**", ("function",))
+    assert codecite.Filters.parse("rs").languages == ("rust",)
+    assert not codecite.Filters.parse()
+    with pytest.raises(UserError, match="unknown language 'klingon'; choose from: python"):
+        codecite.Filters.parse(["klingon"])
+    with pytest.raises(UserError, match="unknown kind 'lambda'"):
+        codecite.Filters.parse(kinds=["lambda"])
+
+
+def test_the_cli_uses_only_the_public_api() -> None:
+    """No CLI module reaches into retrieval, answering or storage internals."""
+    internal = ("codecite.retrieve", "codecite.store", "codecite.answer.answerer.Answerer",
+                "codecite.answer.llm")
+    for module in CLI.glob("*.py"):
+        tree = ast.parse(module.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                target = "codecite." + node.module.lstrip(".") if node.level else node.module
+                target = target.replace("codecite.cli.", "codecite.") if node.level == 1 else target
+                for alias in node.names:
+                    full = f"{target}.{alias.name}"
+                    assert not any(full.startswith(p) for p in internal), (module.name, full)
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("api") / "shop"
+    shutil.copytree(FIXTURES / "shop", root)
+    with codecite.open_index(root) as index:
+        index.update()
+    return root
+
+
+def test_search_and_ask_through_the_facade(shop: Path) -> None:
+    with codecite.open_index(shop, create=False) as index:
+        result = index.search("loyalty discount", k=3,
+                              filters=codecite.Filters.parse(languages=["py"]))
+        assert isinstance(result, codecite.SearchResult) and len(result.hits) == 3
+        assert all(isinstance(h, codecite.Hit) and h.chunk.language == "python"
+                   for h in result.hits)
+        ts_only = index.search("cart total", filters=codecite.Filters.parse(languages=["ts"]))
+        assert ts_only.hits and {h.chunk.language for h in ts_only.hits} == {"typescript"}
+        answer = index.ask("How is the loyalty discount computed?", llm="extractive")
+        assert isinstance(answer, codecite.Answer) and answer.llm == "extractive"
+        assert answer.citations and all(isinstance(c, codecite.Citation) and c.verified
+                                        for c in answer.citations)
+        with pytest.raises(UserError, match="empty"):
+            index.search("   ")
+        with pytest.raises(UserError, match="k must be"):
+            index.search("x", k=0)
+
+
+def test_ask_stream_yields_the_answer_last(shop: Path) -> None:
+    with codecite.open_index(shop, create=False) as index:
+        items = list(index.ask_stream("How is the loyalty discount computed?", llm=None))
+    assert isinstance(items[-1], codecite.Answer)
+    assert all(isinstance(piece, str) for piece in items[:-1])
+    assert items[-1].citations
+
+
+def test_ask_stream_streams_a_generated_answer_then_checks_it(shop: Path) -> None:
+    from llm_server import Reply, running_chat_server
+
+    from codecite.answer.llm import OpenAIChat
+
+    with codecite.open_index(shop, create=False) as index:
+        question = "How is the loyalty discount computed?"
+        top = index.search(question, k=1).hits[0].chunk
+        text = f"It is computed in {top.path}:{top.start_line}-{top.end_line}."
+        with running_chat_server() as server:
+            server.script = [Reply(text=text)]
+            model = OpenAIChat("test-model", codecite.Endpoint(base_url=server.base_url))
+            items = list(index.ask_stream(question, llm=model))
+    *pieces, answer = items
+    assert len(pieces) > 1 and "".join(pieces) == text  # streamed in several pieces
+    assert isinstance(answer, codecite.Answer) and answer.answer == text
+    assert [c.verified for c in answer.citations] == [True]
