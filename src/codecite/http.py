@@ -123,7 +123,7 @@ class RetryPolicy:
     retry_errors: tuple[type[httpx.TransportError], ...] = (httpx.TransportError,)
 
     def delay(self, attempt: int, server_wait: float | None = None) -> float:
-        wait = min(self.max_backoff, self.backoff * 2**attempt)
+        wait = min(self.max_backoff, self.backoff * 2.0**attempt)
         if server_wait is not None:
             wait = min(self.max_backoff, max(wait, server_wait))
         return wait

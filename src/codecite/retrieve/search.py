@@ -68,7 +68,7 @@ class Searcher:
         if self._embedder is None:
             name = self.store.get_meta("embedder_spec") or self.config.embedder
             self._embedder = get_embedder(name, self.config)
-        vector = self._embedder.embed([text], "query")[0]
+        vector: np.ndarray = self._embedder.embed([text], "query")[0]
         self._query_vectors[text] = vector
         if len(self._query_vectors) > QUERY_CACHE_SIZE:
             self._query_vectors.popitem(last=False)

@@ -1,35 +1,32 @@
-"""Storage backends behind one protocol. ``sqlite`` is the embedded default;
-a PostgreSQL + pgvector backend (for teams) implements the same protocol."""
+"""Storage: the narrow protocols retrieval, answers and the indexer use
+(:mod:`.protocols`), and the backends that implement them: ``sqlite`` (embedded
+default, one file per index). A PostgreSQL + pgvector backend implements the same
+protocols (DESIGN.md §13); nothing outside ``store/`` holds SQL."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
-
-import numpy as np
-
-from ..types import Chunk, Definition, Edge, Import, Reference
+from .protocols import (
+    ChunkReader,
+    GraphReader,
+    IndexWriter,
+    KeywordIndex,
+    ReadStore,
+    VectorRows,
+    VectorSource,
+)
 from .sqlite import SQLiteStore
 
-
-class Store(Protocol):
-    """What the indexer and retrieval need from a backend."""
-
-    def add_chunks(self, chunks: Sequence[Chunk], priorities: Sequence[float]) -> None: ...
-    def delete_file(self, path: str) -> None: ...
-    def chunks(self, path_prefix: str | None = None) -> Iterator[Chunk]: ...
-    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
-    def definitions(self) -> list[Definition]: ...
-    def add_facts(self, path: str, imports: Sequence[Import],
-                  refs: Sequence[Reference]) -> None: ...
-    def replace_edges(self, srcs: Iterable[str], edges: Iterable[Edge],
-                      kinds: Sequence[str]) -> None: ...
-    def edges_from(self, chunk_id: str, kind: str | None = None) -> list[Edge]: ...
-    def edges_to(self, chunk_id: str, kind: str | None = None) -> list[Edge]: ...
-    def put_vectors(self, chunks: Sequence[Chunk], matrix: np.ndarray) -> None: ...
-    def load_vectors(self) -> tuple[list[str], np.ndarray] | None: ...
-
-
+#: Backends by name.
 STORES: dict[str, type] = {"sqlite": SQLiteStore}
 
-__all__ = ["STORES", "SQLiteStore", "Store"]
+__all__ = [
+    "STORES",
+    "ChunkReader",
+    "GraphReader",
+    "IndexWriter",
+    "KeywordIndex",
+    "ReadStore",
+    "SQLiteStore",
+    "VectorRows",
+    "VectorSource",
+]

@@ -26,7 +26,8 @@ KeywordWeights = tuple[float, float, float]
 
 @dataclass(frozen=True)
 class VectorRows:
-    """Every stored vector with the chunk columns filters need, row-aligned."""
+    """Every stored vector with the chunk columns filters need, row-aligned. Rows are
+    unit vectors (cosine similarity is their dot product with a unit query)."""
 
     ids: list[str]
     matrix: np.ndarray  # float32, (rows, dim); may be memory-mapped
@@ -41,7 +42,11 @@ class ChunkReader(Protocol):
     """Chunks by id or path, exact symbol look-ups, and index metadata."""
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
-    def chunks(self, path_prefix: str | None = None) -> Iterator[Chunk]: ...
+    def chunks(self, path_prefix: str | None = None) -> Iterator[Chunk]:
+        """Chunks ordered by path, start line, end line descending (a class before its
+        methods); with ``path_prefix``, only that file or the files under that folder
+        (exact, case-sensitive)."""
+        ...
     def find_symbols(self, name: str, column: Literal["qualname", "name"],
                      filters: Filters | None, limit: int) -> list[str]:
         """Ids of chunks whose ``column`` (or qualname) is ``name``: definitions before
@@ -54,8 +59,13 @@ class ChunkReader(Protocol):
 class GraphReader(Protocol):
     """The code graph's edges."""
 
-    def edges_from(self, chunk_id: str, kind: str | None = None) -> list[Edge]: ...
-    def edges_to(self, chunk_id: str, kind: str | None = None) -> list[Edge]: ...
+    def edges_from(self, chunk_id: str, kind: str | None = None) -> list[Edge]:
+        """Edges leaving ``chunk_id``, ordered by (dst, kind): graph expansion scores a
+        neighbour by its position, so every backend must give the same order."""
+        ...
+    def edges_to(self, chunk_id: str, kind: str | None = None) -> list[Edge]:
+        """Edges into ``chunk_id``, ordered by (kind, src)."""
+        ...
     def edges_among(self, ids: Sequence[str]) -> list[tuple[str, str]]:
         """(src, dst) of every edge whose two ends are both in ``ids``."""
         ...
@@ -63,14 +73,21 @@ class GraphReader(Protocol):
 
 @runtime_checkable
 class KeywordIndex(Protocol):
-    """BM25 over the identifier-split texts of :func:`codecite.tokens.keyword_row`."""
+    """BM25 (k1 1.2, b 0.75, as SQLite FTS5) over the three identifier-split texts of
+    :func:`codecite.tokens.keyword_row`: symbol, path, body."""
 
     def keyword_search(self, terms: Sequence[str], filters: Filters | None, limit: int,
                        weights: KeywordWeights) -> list[str]:
-        """Ids of chunks matching any of ``terms``, best BM25 first."""
+        """Ids of chunks matching any of ``terms`` (OR), best BM25 first, at most
+        ``limit`` (> 0). A term is a phrase of the tokens it splits into at ``_``/``$``;
+        a column's term frequency counts ``weights[column]`` times; IDF is over the whole
+        index, the filters only choose which chunks may be returned."""
         ...
     def document_count(self) -> int: ...
-    def document_frequency(self, term: str) -> int: ...
+    def document_frequency(self, term: str) -> int:
+        """Chunks whose texts hold ``term``, one token as :func:`codecite.tokens.tokenize`
+        yields it (a term that is not one stored token counts 0)."""
+        ...
 
 
 @runtime_checkable

@@ -302,11 +302,10 @@ class SQLiteStore(SearchTables, VectorTables):
         """Chunks ordered by path and start line, optionally under a path or folder."""
         sql = f"SELECT {CHUNK_COLS} FROM chunks"
         args: tuple[object, ...] = ()
-        if path_prefix:
+        if path_prefix:  # exact and case-sensitive (LIKE would ignore ASCII case)
             prefix = path_prefix.rstrip("/")
-            sql += " WHERE path = ? OR path LIKE ? ESCAPE '\\'"
-            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            args = (prefix, escaped + "/%")
+            sql += " WHERE path = ? OR substr(path, 1, ?) = ?"
+            args = (prefix, len(prefix) + 1, prefix + "/")
         sql += " ORDER BY path, start_line, end_line DESC"
         for row in self.conn.execute(sql, args):
             yield row_to_chunk(row)
@@ -432,7 +431,7 @@ class SQLiteStore(SearchTables, VectorTables):
         sql, args = "SELECT src, dst, kind, line FROM edges WHERE src=?", [chunk_id]
         if kind:
             sql, args = sql + " AND kind=?", [*args, kind]
-        return [Edge(*r) for r in self.conn.execute(sql, args)]
+        return [Edge(*r) for r in self.conn.execute(sql + " ORDER BY dst, kind", args)]
 
     def edges_among(self, ids: Sequence[str]) -> list[tuple[str, str]]:
         """(src, dst) of every edge whose two ends are both in ``ids``."""
@@ -447,4 +446,4 @@ class SQLiteStore(SearchTables, VectorTables):
         sql, args = "SELECT src, dst, kind, line FROM edges WHERE dst=?", [chunk_id]
         if kind:
             sql, args = sql + " AND kind=?", [*args, kind]
-        return [Edge(*r) for r in self.conn.execute(sql, args)]
+        return [Edge(*r) for r in self.conn.execute(sql + " ORDER BY kind, src", args)]
