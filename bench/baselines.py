@@ -75,13 +75,14 @@ class TextChunk:
     text: str
 
 
-def char_chunks(path: str, text: str, size: int = CHUNK_CHARS,
-                overlap: int = CHUNK_OVERLAP) -> list[TextChunk]:
+def char_chunks(
+    path: str, text: str, size: int = CHUNK_CHARS, overlap: int = CHUNK_OVERLAP
+) -> list[TextChunk]:
     """Fixed-size character windows, ``overlap`` characters shared by neighbours."""
     out: list[TextChunk] = []
     step = size - overlap
     for start in range(0, max(len(text) - overlap, 1), step):
-        piece = text[start:start + size]
+        piece = text[start : start + size]
         if not piece.strip():
             continue
         first = text.count("\n", 0, start) + 1
@@ -92,14 +93,20 @@ def char_chunks(path: str, text: str, size: int = CHUNK_CHARS,
 class NaiveRAG:
     """Dense-only retrieval over character windows (the tutorial pipeline)."""
 
-    def __init__(self, files: dict[str, str], embedder: Embedder,
-                 embed_documents: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        files: dict[str, str],
+        embedder: Embedder,
+        embed_documents: Callable[[Sequence[str]], np.ndarray] | None = None,
+    ) -> None:
         self.embedder = embedder
         self.chunks = [c for path, text in files.items() for c in char_chunks(path, text)]
         texts = [c.text for c in self.chunks]
         if embed_documents is None:
-            parts = [embedder.embed(texts[i:i + EMBED_BATCH], "document")
-                     for i in range(0, len(texts), EMBED_BATCH)]
+            parts = [
+                embedder.embed(texts[i : i + EMBED_BATCH], "document")
+                for i in range(0, len(texts), EMBED_BATCH)
+            ]
             self.matrix = np.vstack(parts) if parts else np.zeros((0, embedder.dim), np.float32)
         else:
             self.matrix = embed_documents(texts)
@@ -108,12 +115,15 @@ class NaiveRAG:
         vector = self.embedder.embed([query], "query")[0]
         scores = self.matrix @ vector
         top = np.argsort(-scores, kind="stable")[:k]
-        return [Retrieved(self.chunks[i].path, self.chunks[i].start_line,
-                          self.chunks[i].end_line) for i in top]
+        return [
+            Retrieved(self.chunks[i].path, self.chunks[i].start_line, self.chunks[i].end_line)
+            for i in top
+        ]
 
 
-def bm25_reference(files: dict[str, str], query: str, k1: float = BM25_K1,
-                   b: float = BM25_B) -> dict[str, float]:
+def bm25_reference(
+    files: dict[str, str], query: str, k1: float = BM25_K1, b: float = BM25_B
+) -> dict[str, float]:
     """Plain-Python BM25 scores, to check :class:`BM25Files` against."""
     docs = {p: tokenize(t) for p, t in files.items()}
     avg = sum(len(d) for d in docs.values()) / max(len(docs), 1)

@@ -40,28 +40,35 @@ def main() -> None:
         if not args.repo:
             shutil.copytree(FIXTURES / "shop", repo)
         cli = [sys.executable, "-m", "codecite"]
-        subprocess.run([*cli, "index", str(repo), "--json"], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run([*cli, "index", str(repo), "--json"], check=True, stdout=subprocess.DEVNULL)
         started = time.perf_counter()
         for q in (qs * 10)[: args.n]:
-            subprocess.run([*cli, "search", q, str(repo), "--json"], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [*cli, "search", q, str(repo), "--json"], check=True, stdout=subprocess.DEVNULL
+            )
         separate = (time.perf_counter() - started) / args.n
         batch_file = Path(tmp) / "queries.jsonl"
         # distinct texts, so no query embedding is served from the in-process cache
-        batch = [f"{q} ({i // len(qs)})" if i >= len(qs) else q
-                 for i, q in enumerate((qs * (args.batch_queries // len(qs) + 1))
-                                       [: args.batch_queries])]
-        batch_file.write_text("\n".join(json.dumps({"id": i, "query": q})
-                                        for i, q in enumerate(batch)) + "\n")
+        batch = [
+            f"{q} ({i // len(qs)})" if i >= len(qs) else q
+            for i, q in enumerate((qs * (args.batch_queries // len(qs) + 1))[: args.batch_queries])
+        ]
+        batch_file.write_text(
+            "\n".join(json.dumps({"id": i, "query": q}) for i, q in enumerate(batch)) + "\n"
+        )
         started = time.perf_counter()
-        out = subprocess.run([*cli, "search", "--batch", str(batch_file), str(repo)],
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [*cli, "search", "--batch", str(batch_file), str(repo)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         batched = (time.perf_counter() - started) / len(batch)
         assert len(out.splitlines()) == len(batch)
     print(f"separate processes: {separate * 1000:.0f} ms/query (n={args.n})")
-    print(f"one --batch process: {batched * 1000:.1f} ms/query (n={len(batch)}, model "
-          "load included)")
+    print(
+        f"one --batch process: {batched * 1000:.1f} ms/query (n={len(batch)}, model load included)"
+    )
     print(f"batch is {separate / batched:.0f}x faster per query")
 
 

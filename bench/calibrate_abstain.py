@@ -41,7 +41,8 @@ def main() -> None:
     args = sys.argv[1:]
     golden = load_golden(args[1] if len(args) > 1 else FIXTURES / "shop_golden.jsonl")
     unanswerable = load_golden_queries(
-        Path(args[2]) if len(args) > 2 else FIXTURES / "shop_unanswerable.jsonl")
+        Path(args[2]) if len(args) > 2 else FIXTURES / "shop_unanswerable.jsonl"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(args[0]) if args else Path(tmp) / "shop"
         if not args:
@@ -63,12 +64,16 @@ def main() -> None:
     for label, rows in (("answerable", pos), ("unanswerable", neg)):
         sims = sorted(r["similarity"] for r in rows)
         covs = sorted(r["coverage"] for r in rows)
-        print(f"{label:12s} n={len(rows)} similarity min/median/max {sims[0]:.3f}/"
-              f"{sims[len(sims) // 2]:.3f}/{sims[-1]:.3f}  coverage min/median/max "
-              f"{covs[0]:.2f}/{covs[len(covs) // 2]:.2f}/{covs[-1]:.2f}")
-    print(f"best: abstain_min_similarity={s:.2f} abstain_min_coverage={c:.2f}: "
-          f"{refused}/{len(pos)} answerable refused, {answered}/{len(neg)} unanswerable "
-          "answered")
+        print(
+            f"{label:12s} n={len(rows)} similarity min/median/max {sims[0]:.3f}/"
+            f"{sims[len(sims) // 2]:.3f}/{sims[-1]:.3f}  coverage min/median/max "
+            f"{covs[0]:.2f}/{covs[len(covs) // 2]:.2f}/{covs[-1]:.2f}"
+        )
+    print(
+        f"best: abstain_min_similarity={s:.2f} abstain_min_coverage={c:.2f}: "
+        f"{refused}/{len(pos)} answerable refused, {answered}/{len(neg)} unanswerable "
+        "answered"
+    )
     print(json.dumps({"answerable": pos, "unanswerable": neg}))
 
 

@@ -60,10 +60,12 @@ def chunk_quality(roots: list[Path]) -> dict[str, dict[str, float]]:
         n_lines = np.array(lines[language])
         ok = defs[language]
         result[language] = {
-            "chunks": len(n_lines), "definitions": len(ok),
+            "chunks": len(n_lines),
+            "definitions": len(ok),
             "reparse_ok_pct": 100.0 * sum(ok) / len(ok) if ok else 100.0,
             "lines_p50": int(np.percentile(n_lines, 50)),
-            "lines_p90": int(np.percentile(n_lines, 90)), "lines_max": int(n_lines.max()),
+            "lines_p90": int(np.percentile(n_lines, 90)),
+            "lines_max": int(n_lines.max()),
             "tokens_p50": int(np.percentile(tokens, 50)),
             "tokens_p90": int(np.percentile(tokens, 90)),
             "over_256_tokens_pct": 100.0 * float((tokens > MODEL_WINDOW).mean()),
@@ -74,8 +76,10 @@ def chunk_quality(roots: list[Path]) -> dict[str, dict[str, float]]:
 if __name__ == "__main__":
     quality = chunk_quality([Path(p) for p in sys.argv[1:]])
     for lang, q in quality.items():
-        print(f"{lang:11s} chunks {q['chunks']:6d} defs {q['definitions']:6d} "
-              f"reparse {q['reparse_ok_pct']:6.2f}%  lines p50/p90/max "
-              f"{q['lines_p50']}/{q['lines_p90']}/{q['lines_max']}  tokens p50/p90 "
-              f"{q['tokens_p50']}/{q['tokens_p90']}  >256 {q['over_256_tokens_pct']:.0f}%")
+        print(
+            f"{lang:11s} chunks {q['chunks']:6d} defs {q['definitions']:6d} "
+            f"reparse {q['reparse_ok_pct']:6.2f}%  lines p50/p90/max "
+            f"{q['lines_p50']}/{q['lines_p90']}/{q['lines_max']}  tokens p50/p90 "
+            f"{q['tokens_p50']}/{q['tokens_p90']}  >256 {q['over_256_tokens_pct']:.0f}%"
+        )
     print(json.dumps(quality))

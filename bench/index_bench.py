@@ -40,8 +40,21 @@ def download_sdist(spec: str, dest: Path) -> Path:
     dl = dest / "dl"
     dl.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-         spec, "-d", str(dl)], check=True, stdout=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            spec,
+            "-d",
+            str(dl),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
     )
     name = spec.split("==")[0].lower().replace("-", "_")
     archive = next(p for p in dl.iterdir() if p.name.lower().replace("-", "_").startswith(name))
@@ -50,16 +63,22 @@ def download_sdist(spec: str, dest: Path) -> Path:
     folder = dest / archive.name.removesuffix(".tar.gz")
     subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
     subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
-    subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "src"],
-                   cwd=folder, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "src"],
+        cwd=folder,
+        check=True,
+    )
     return folder
 
 
 def run_step(args: list[str], env: dict[str, str] | None = None) -> dict:
     """Run ``index_bench.py --step ...`` in a fresh process; returns its JSON."""
     proc = subprocess.run(
-        [sys.executable, __file__, "--step", *args], capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, check=False,
+        [sys.executable, __file__, "--step", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"step {args} failed:\n{proc.stderr[-3000:]}")
@@ -78,16 +97,28 @@ def step(kind: str, root: str, workers: int, embed: bool, full: bool) -> None:
     usage_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     size = sum(p.stat().st_size for p in (Path(root) / ".codecite").iterdir())
     bytes_parsed = sum(
-        (Path(root) / p).stat().st_size for p in report.added + report.modified
+        (Path(root) / p).stat().st_size
+        for p in report.added + report.modified
         if (Path(root) / p).exists()
     )
-    print(json.dumps({
-        "kind": kind, "wall_s": wall, "seconds": report.seconds, "changed": report.changed,
-        "files": report.files_seen, "chunks_written": report.chunks_written,
-        "embedded": report.embedded, "bytes_parsed": bytes_parsed,
-        "peak_rss_mb": max(usage_self, usage_children) / 1024, "index_mb": size / 2**20,
-        "edges": report.edges_by_kind, "skipped": report.skipped_by_reason(),
-    }))
+    print(
+        json.dumps(
+            {
+                "kind": kind,
+                "wall_s": wall,
+                "seconds": report.seconds,
+                "changed": report.changed,
+                "files": report.files_seen,
+                "chunks_written": report.chunks_written,
+                "embedded": report.embedded,
+                "bytes_parsed": bytes_parsed,
+                "peak_rss_mb": max(usage_self, usage_children) / 1024,
+                "index_mb": size / 2**20,
+                "edges": report.edges_by_kind,
+                "skipped": report.skipped_by_reason(),
+            }
+        )
+    )
 
 
 def touch_one(root: Path) -> str:
@@ -101,8 +132,11 @@ def touch_one(root: Path) -> str:
 
 def cli_wall(root: Path) -> float:
     started = time.perf_counter()
-    subprocess.run(["codecite", "index", str(root), "--json", "--no-embed"], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["codecite", "index", str(root), "--json", "--no-embed"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return time.perf_counter() - started
 
 
@@ -129,7 +163,8 @@ def main() -> None:
         results["parse"] = {"one_core": one, "all_cores": both}
         touched = touch_one(big)
         results["reindex_one_file"] = {
-            "file": touched, "library": run_step(["touch", str(big), "0", "0", "0"], cache),
+            "file": touched,
+            "library": run_step(["touch", str(big), "0", "0", "0"], cache),
         }
         touch_one(big)
         results["reindex_one_file"]["cli_wall_s"] = cli_wall(big)  # type: ignore[index]
@@ -148,26 +183,34 @@ def print_summary(r: dict) -> None:
     one, both = r["parse"]["one_core"], r["parse"]["all_cores"]
     for label, s in (("1 core", one), (f"{r['cpu_count']} cores", both)):
         parse_s = s["seconds"].get("parse", 0.0)
-        print(f"parse+chunk+graph+keyword, {label}: {s['changed']} files in {s['wall_s']:.1f}s "
-              f"wall (parse stage {parse_s:.1f}s): {s['changed'] / parse_s:.0f} files/s, "
-              f"{s['bytes_parsed'] / 2**20 / parse_s:.1f} MB/s; {s['chunks_written']} chunks; "
-              f"peak {s['peak_rss_mb']:.0f} MB")
+        print(
+            f"parse+chunk+graph+keyword, {label}: {s['changed']} files in {s['wall_s']:.1f}s "
+            f"wall (parse stage {parse_s:.1f}s): {s['changed'] / parse_s:.0f} files/s, "
+            f"{s['bytes_parsed'] / 2**20 / parse_s:.1f} MB/s; {s['chunks_written']} chunks; "
+            f"peak {s['peak_rss_mb']:.0f} MB"
+        )
     print(f"speed-up all cores vs 1 core: {one['wall_s'] / both['wall_s']:.2f}x")
     lib = r["reindex_one_file"]["library"]
-    print(f"re-index after touching one file: {lib['wall_s']:.2f}s in-process, "
-          f"{r['reindex_one_file']['cli_wall_s']:.2f}s CLI wall; "
-          f"no change: {r['reindex_no_change_cli_wall_s']:.2f}s CLI wall")
+    print(
+        f"re-index after touching one file: {lib['wall_s']:.2f}s in-process, "
+        f"{r['reindex_one_file']['cli_wall_s']:.2f}s CLI wall; "
+        f"no change: {r['reindex_no_change_cli_wall_s']:.2f}s CLI wall"
+    )
     if "embed_mid" in r:
         e = r["embed_mid"]
         emb_s = e["seconds"].get("embed", 0.0)
-        print(f"full index with embeddings (mid, {e['files']} files): {e['wall_s']:.1f}s, "
-              f"{e['embedded']} chunks embedded at {e['embedded'] / max(emb_s, 1e-9):.1f}/s, "
-              f"peak {e['peak_rss_mb']:.0f} MB, index {e['index_mb']:.1f} MB")
+        print(
+            f"full index with embeddings (mid, {e['files']} files): {e['wall_s']:.1f}s, "
+            f"{e['embedded']} chunks embedded at {e['embedded'] / max(emb_s, 1e-9):.1f}/s, "
+            f"peak {e['peak_rss_mb']:.0f} MB, index {e['index_mb']:.1f} MB"
+        )
     for lang, q in r["chunk_quality"].items():
-        print(f"{lang:11s} defs {q['definitions']:5d}  reparse {q['reparse_ok_pct']:6.2f}%  "
-              f"lines p50/p90/max {q['lines_p50']}/{q['lines_p90']}/{q['lines_max']}  "
-              f"tokens p50/p90 {q['tokens_p50']}/{q['tokens_p90']}  "
-              f">256 tok {q['over_256_tokens_pct']:.0f}%")
+        print(
+            f"{lang:11s} defs {q['definitions']:5d}  reparse {q['reparse_ok_pct']:6.2f}%  "
+            f"lines p50/p90/max {q['lines_p50']}/{q['lines_p90']}/{q['lines_max']}  "
+            f"tokens p50/p90 {q['tokens_p50']}/{q['tokens_p90']}  "
+            f">256 tok {q['over_256_tokens_pct']:.0f}%"
+        )
 
 
 if __name__ == "__main__":

@@ -88,18 +88,27 @@ def percentile(values: list[float], q: float) -> float:
 
 def codecite_search(searcher: Searcher, switches: dict[str, bool]) -> Search:
     def search(query: str) -> list[Retrieved]:
-        hits = searcher.search(query, k=K, keyword=switches["keyword"],
-                               vector=switches["vector"], expand=switches["expand"],
-                               rerank=switches["rerank"]).hits
+        hits = searcher.search(
+            query,
+            k=K,
+            keyword=switches["keyword"],
+            vector=switches["vector"],
+            expand=switches["expand"],
+            rerank=switches["rerank"],
+        ).hits
         return [Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line) for h in hits]
+
     return search
 
 
-def build_systems(corpus: Corpus, index: codecite.Index, cache: EmbeddingCache,
-                  info: dict[str, Any]) -> dict[str, Callable[[], Search]]:
+def build_systems(
+    corpus: Corpus, index: codecite.Index, cache: EmbeddingCache, info: dict[str, Any]
+) -> dict[str, Callable[[], Search]]:
     """Factories, so each system is built (and loaded) just before it runs."""
-    files = {path: (corpus.root / path).read_text(encoding="utf-8")
-             for path in sorted(index.store.files())}
+    files = {
+        path: (corpus.root / path).read_text(encoding="utf-8")
+        for path in sorted(index.store.files())
+    }
 
     def bm25() -> Search:
         return BM25Files(files).search
@@ -116,8 +125,11 @@ def build_systems(corpus: Corpus, index: codecite.Index, cache: EmbeddingCache,
         # A fresh Searcher per system: its query-vector cache must not carry over.
         return lambda: codecite_search(Searcher(index.store, index.config), switches)
 
-    return {"bm25-files": bm25, "naive-rag": naive,
-            **{name: stage(switches) for name, switches in STAGES.items()}}
+    return {
+        "bm25-files": bm25,
+        "naive-rag": naive,
+        **{name: stage(switches) for name, switches in STAGES.items()},
+    }
 
 
 def run_system(search: Search, golden: list[GoldenQuery], run: SystemRun) -> None:
@@ -141,10 +153,16 @@ def index_corpus(corpus: Corpus, cache_dir: Path | None) -> tuple[codecite.Index
     report = index.update(embed=True)
     status = index.status()
     info = {
-        "spec": corpus.spec, "files": corpus.files, "lines": corpus.lines,
-        "indexed_files": status.files, "chunks": status.chunks, "vectors": status.vectors,
-        "edges": status.edges, "queries": len(corpus.golden),
-        "index_s": round(time.perf_counter() - started, 1), "embedded": report.embedded,
+        "spec": corpus.spec,
+        "files": corpus.files,
+        "lines": corpus.lines,
+        "indexed_files": status.files,
+        "chunks": status.chunks,
+        "vectors": status.vectors,
+        "edges": status.edges,
+        "queries": len(corpus.golden),
+        "index_s": round(time.perf_counter() - started, 1),
+        "embedded": report.embedded,
         "stats": dict(corpus.stats),
         "queries_by_language": _count(q.persona for q in corpus.golden),
     }
@@ -166,25 +184,35 @@ def summarise(name: str, report: EvalReport, run: SystemRun) -> dict[str, Any]:
     return {
         "file": report.file.to_json(),
         "chunk": chunk,
-        "latency_ms": {"p50": round(percentile(run.latencies_ms, 50), 2),
-                       "p95": round(percentile(run.latencies_ms, 95), 2)},
+        "latency_ms": {
+            "p50": round(percentile(run.latencies_ms, 50), 2),
+            "p95": round(percentile(run.latencies_ms, 95), 2),
+        },
         "by_project": {k: s.to_json() for k, s in report.by_kind.items()},
         "by_language": {k: s.to_json() for k, s in report.by_persona.items()},
-        "per_query": {q.id: [q.file_ranks[0] if q.file_ranks else None,
-                             q.chunk_ranks[0] if q.chunk_ranks else None]
-                      for q in report.queries},
+        "per_query": {
+            q.id: [
+                q.file_ranks[0] if q.file_ranks else None,
+                q.chunk_ranks[0] if q.chunk_ranks else None,
+            ]
+            for q in report.queries
+        },
     }
 
 
 def quality_table(systems: dict[str, dict[str, Any]]) -> str:
-    rows = ["| system | file R@1 | file R@5 | file R@10 | file MRR | chunk hit@5 | p50 ms "
-            "| p95 ms |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    rows = [
+        "| system | file R@1 | file R@5 | file R@10 | file MRR | chunk hit@5 | p50 ms | p95 ms |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for name, s in systems.items():
         f, lat = s["file"], s["latency_ms"]
         hit = f"{s['chunk']['hit_at_5']:.3f}" if s["chunk"] else "n/a"
-        rows.append(f"| {name} | {f['recall_at_1']:.3f} | {f['recall_at_5']:.3f} "
-                    f"| {f['recall_at_10']:.3f} | {f['mrr']:.3f} | {hit} | {lat['p50']:.2f} "
-                    f"| {lat['p95']:.2f} |")
+        rows.append(
+            f"| {name} | {f['recall_at_1']:.3f} | {f['recall_at_5']:.3f} "
+            f"| {f['recall_at_10']:.3f} | {f['mrr']:.3f} | {hit} | {lat['p50']:.2f} "
+            f"| {lat['p95']:.2f} |"
+        )
     return "\n".join(rows)
 
 
@@ -204,11 +232,15 @@ def breakdown_table(systems: dict[str, dict[str, Any]], key: str) -> str:
 
 
 def projects_table(projects: list[dict[str, Any]]) -> str:
-    rows = ["| project | files | lines | codecite chunks | naive-rag chunks | queries | index s |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    rows = [
+        "| project | files | lines | codecite chunks | naive-rag chunks | queries | index s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for p in projects:
-        rows.append(f"| {p['spec']} | {p['indexed_files']} | {p['lines']} | {p['chunks']} "
-                    f"| {p.get('naive_rag_chunks', 0)} | {p['queries']} | {p['index_s']} |")
+        rows.append(
+            f"| {p['spec']} | {p['indexed_files']} | {p['lines']} | {p['chunks']} "
+            f"| {p.get('naive_rag_chunks', 0)} | {p['queries']} | {p['index_s']} |"
+        )
     return "\n".join(rows)
 
 
@@ -232,19 +264,33 @@ def run_quality(workdir: Path, cache_dir: Path | None) -> dict[str, Any]:
         index.close()
         golden += corpus.golden
         projects.append(info)
-    systems = {name: summarise(name, evaluate(golden, run.results, k=K), run)
-               for name, run in runs.items()}
-    return {"projects": projects, "queries": len(golden), "systems": systems,
-            "golden_sample": [{"id": q.id, "query": q.query, "path": q.relevant[0].path,
-                               "lines": [q.relevant[0].start_line, q.relevant[0].end_line]}
-                              for q in golden[::25]]}
+    systems = {
+        name: summarise(name, evaluate(golden, run.results, k=K), run) for name, run in runs.items()
+    }
+    return {
+        "projects": projects,
+        "queries": len(golden),
+        "systems": systems,
+        "golden_sample": [
+            {
+                "id": q.id,
+                "query": q.query,
+                "path": q.relevant[0].path,
+                "lines": [q.relevant[0].start_line, q.relevant[0].end_line],
+            }
+            for q in golden[::25]
+        ],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", help="keep downloads and indexes here (default: a temp dir)")
-    parser.add_argument("--reuse-cache", action="store_true",
-                        help="use the machine-wide embedding cache (default: a fresh one)")
+    parser.add_argument(
+        "--reuse-cache",
+        action="store_true",
+        help="use the machine-wide embedding cache (default: a fresh one)",
+    )
     parser.add_argument("--skip-latency", action="store_true", help="skip the 50k-chunk part")
     parser.add_argument("--out", default=str(HERE / "results" / "search.json"))
     args = parser.parse_args(argv)
@@ -255,14 +301,19 @@ def main(argv: list[str] | None = None) -> int:
         result = run_quality(workdir, cache_dir)
         if not args.skip_latency:
             from search_latency import run_latency
+
             result["latency_50k"] = run_latency(workdir / "latency")
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     result.update(
-        date=datetime.date.today().isoformat(), runtime_s=round(time.perf_counter() - started),
-        machine={"cores": os.cpu_count(), "platform": platform.platform(),
-                 "python": platform.python_version()},
+        date=datetime.date.today().isoformat(),
+        runtime_s=round(time.perf_counter() - started),
+        machine={
+            "cores": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
         command="python bench/search_bench.py " + " ".join(sys.argv[1:] if argv is None else argv),
     )
     print_report(result)
@@ -275,17 +326,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_report(result: dict[str, Any]) -> None:
     systems = result["systems"]
-    print(f"\nSearch quality: {result['queries']} docstring queries, top {K}, "
-          f"{result['machine']['cores']} cores, run {result['runtime_s']} s\n")
+    print(
+        f"\nSearch quality: {result['queries']} docstring queries, top {K}, "
+        f"{result['machine']['cores']} cores, run {result['runtime_s']} s\n"
+    )
     print(projects_table(result["projects"]), end="\n\n")
     print(quality_table(systems), end="\n\n")
     print("By project:\n" + breakdown_table(systems, "by_project"), end="\n\n")
     print("By language:\n" + breakdown_table(systems, "by_language"), end="\n\n")
     latency = result.get("latency_50k")
     if latency:
-        print(f"Latency at {latency['chunks']} chunks (RANDOM vectors, full pipeline incl. "
-              f"query embedding, {latency['queries']} queries in one process): "
-              f"p50 {latency['p50_ms']:.1f} ms, p95 {latency['p95_ms']:.1f} ms")
+        print(
+            f"Latency at {latency['chunks']} chunks (RANDOM vectors, full pipeline incl. "
+            f"query embedding, {latency['queries']} queries in one process): "
+            f"p50 {latency['p50_ms']:.1f} ms, p95 {latency['p95_ms']:.1f} ms"
+        )
 
 
 if __name__ == "__main__":

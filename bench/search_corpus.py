@@ -58,13 +58,27 @@ def fetch_sdist(spec: str, dest: Path) -> Path:
     dl = dest / "downloads"
     dl.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", name,
-         spec, "-d", str(dl)],
-        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--no-binary",
+            name,
+            spec,
+            "-d",
+            str(dl),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     key = name.lower().replace("-", "_") + "_"
-    archive = next(p for p in sorted(dl.iterdir())
-                   if p.name.lower().replace("-", "_").startswith(key))
+    archive = next(
+        p for p in sorted(dl.iterdir()) if p.name.lower().replace("-", "_").startswith(key)
+    )
     out = dest / "src"
     out.mkdir(exist_ok=True)
     if archive.suffix == ".zip":
@@ -94,9 +108,13 @@ def code_files(root: Path) -> list[tuple[str, str]]:
 def is_test_path(path: str) -> bool:
     parts = PurePosixPath(path).parts
     name = parts[-1]
-    return (bool(TEST_DIRS.intersection(p.lower() for p in parts[:-1]))
-            or name.startswith("test_") or name == "conftest.py"
-            or ".test." in name or ".spec." in name)
+    return (
+        bool(TEST_DIRS.intersection(p.lower() for p in parts[:-1]))
+        or name.startswith("test_")
+        or name == "conftest.py"
+        or ".test." in name
+        or ".spec." in name
+    )
 
 
 def _candidates(text: str, language: str, path: str) -> list[tuple[str, Relevant]]:
@@ -132,8 +150,9 @@ def build_corpus(spec: str, source: Path, copy_root: Path) -> Corpus:
     return corpus
 
 
-def _golden(name: str, found: list[tuple[str, Relevant, str]],
-            stats: Counter[str]) -> list[GoldenQuery]:
+def _golden(
+    name: str, found: list[tuple[str, Relevant, str]], stats: Counter[str]
+) -> list[GoldenQuery]:
     """One query per first sentence that names exactly one definition; sampled."""
     counts = Counter(sentence.lower() for sentence, _, _ in found)
     unique = [(s, r, lang) for s, r, lang in found if counts[s.lower()] == 1]

@@ -57,15 +57,16 @@ def random_vectors(index: codecite.Index) -> int:
     chunks = list(index.chunks())
     with index.store.transaction():
         for start in range(0, len(chunks), VECTOR_BATCH):
-            batch = chunks[start:start + VECTOR_BATCH]
+            batch = chunks[start : start + VECTOR_BATCH]
             matrix = rng.standard_normal((len(batch), DIM)).astype(np.float32)
             matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
             index.store.put_vectors(batch, matrix)
     index.store.export_vectors(DIM)
     name = get_embedder("minilm", index.config).name
     with index.store.transaction():
-        index.store.set_meta({"embedder": name, "embedder_spec": "minilm",
-                              "embedding_dim": str(DIM)})
+        index.store.set_meta(
+            {"embedder": name, "embedder_spec": "minilm", "embedding_dim": str(DIM)}
+        )
     return len(chunks)
 
 
@@ -108,8 +109,11 @@ def run_latency(workdir: Path) -> dict[str, Any]:
     index.close()
     return {
         "vectors": "random unit vectors (speed only, results meaningless)",
-        "projects": list(LATENCY_PROJECTS), "chunks": chunks, "queries": len(texts),
-        "index_no_embed_s": round(parse_s, 1), "load_s": round(load_s, 2),
+        "projects": list(LATENCY_PROJECTS),
+        "chunks": chunks,
+        "queries": len(texts),
+        "index_no_embed_s": round(parse_s, 1),
+        "load_s": round(load_s, 2),
         "p50_ms": round(float(np.percentile(times, 50)), 2),
         "p95_ms": round(float(np.percentile(times, 95)), 2),
         "stage_p50_ms": {k: round(float(np.percentile(v, 50)), 2) for k, v in laps.items()},
@@ -119,6 +123,7 @@ def run_latency(workdir: Path) -> dict[str, Any]:
 def _logger() -> Any:
     def log(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
     return log
 
 

@@ -30,10 +30,16 @@ from codecite.chunking import parse
 MIN_WORDS = 6
 
 PY_DEFS = frozenset({"function_definition", "class_definition"})
-JS_DEFS = frozenset({
-    "function_declaration", "generator_function_declaration", "class_declaration",
-    "abstract_class_declaration", "interface_declaration", "method_definition",
-})
+JS_DEFS = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "abstract_class_declaration",
+        "interface_declaration",
+        "method_definition",
+    }
+)
 JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function"})
 JS_FIELDS = frozenset({"public_field_definition", "field_definition"})
 JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
@@ -81,8 +87,11 @@ def _py_docstrings(root: tree_sitter.Node) -> list[tuple[tree_sitter.Node, tree_
     """(docstring statement, the module/block holding it) for every docstring."""
     found = []
     for node in _walk(root):
-        block = node if node.type == "module" else (
-            node.child_by_field_name("body") if node.type in PY_DEFS else None)
+        block = (
+            node
+            if node.type == "module"
+            else (node.child_by_field_name("body") if node.type in PY_DEFS else None)
+        )
         doc = _py_docstring(block)
         if doc is not None and block is not None:
             found.append((doc, block))
@@ -90,8 +99,11 @@ def _py_docstrings(root: tree_sitter.Node) -> list[tuple[tree_sitter.Node, tree_
 
 
 def _js_doc_comments(root: tree_sitter.Node, data: bytes) -> list[tree_sitter.Node]:
-    return [n for n in _walk(root)
-            if n.type == "comment" and data[n.start_byte:n.end_byte].startswith(b"/**")]
+    return [
+        n
+        for n in _walk(root)
+        if n.type == "comment" and data[n.start_byte : n.end_byte].startswith(b"/**")
+    ]
 
 
 # --------------------------------------------------------------------------- doc text
@@ -140,7 +152,7 @@ def _python_documented(root: tree_sitter.Node, data: bytes) -> list[Documented]:
         if doc is None:
             continue
         outer = node.parent if node.parent and node.parent.type == "decorated_definition" else node
-        text = _string_value(data[doc.start_byte:doc.end_byte].decode("utf-8", "replace"))
+        text = _string_value(data[doc.start_byte : doc.end_byte].decode("utf-8", "replace"))
         out.append(Documented(*_lines(outer), doc=text))
     return out
 
@@ -175,7 +187,7 @@ def _js_documented(root: tree_sitter.Node, data: bytes) -> list[Documented]:
         definition = _js_definition(target)
         if definition is None:
             continue
-        text = _jsdoc_text(data[comment.start_byte:comment.end_byte].decode("utf-8", "replace"))
+        text = _jsdoc_text(data[comment.start_byte : comment.end_byte].decode("utf-8", "replace"))
         out.append(Documented(first.start_point[0] + 1, definition.end_point[0] + 1, text))
     return out
 
@@ -219,8 +231,7 @@ def strip_docs(text: str, language: str) -> str:
     data = text.encode("utf-8", "surrogatepass")
     root = parse(text, language).root_node
     if language == "python":
-        spans = [(d.start_byte, d.end_byte, _py_replacement(d, b))
-                 for d, b in _py_docstrings(root)]
+        spans = [(d.start_byte, d.end_byte, _py_replacement(d, b)) for d, b in _py_docstrings(root)]
     elif language in JS_LANGUAGES:
         spans = [(c.start_byte, c.end_byte, b" ") for c in _js_doc_comments(root, data)]
     else:

@@ -117,8 +117,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._stream(body["model"], reply)
         message = {"role": "assistant", "content": reply.text}
         choice = {"index": 0, "message": message, "finish_reason": "stop"}
-        self._json(200, {"id": "c1", "object": "chat.completion", "model": body["model"],
-                         "choices": [choice]})
+        self._json(
+            200,
+            {"id": "c1", "object": "chat.completion", "model": body["model"], "choices": [choice]},
+        )
 
     def _stream(self, model: str, reply: Reply) -> None:
         self.chunked = reply.chunked
@@ -149,17 +151,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _event(self, delta: dict[str, str], finish: str | None, model: str) -> None:
-        chunk = {"id": "c1", "object": "chat.completion.chunk", "model": model,
-                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        chunk = {
+            "id": "c1",
+            "object": "chat.completion.chunk",
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
         self._write(f"data: {json.dumps(chunk)}\n\n".encode())
 
     def _cut(self, how: str) -> None:
         if how == "error":
             self._write(b'data: {"error": {"message": "model crashed"}}\n\n')
         elif how == "reset":  # RST instead of FIN: the client sees a broken connection
-            self.connection.setsockopt(
-                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-            )
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:

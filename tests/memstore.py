@@ -68,16 +68,20 @@ def _phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     if n == 1:
         return tokens.count(phrase[0])
     want = list(phrase)
-    return sum(1 for i in range(len(tokens) - n + 1) if list(tokens[i:i + n]) == want)
+    return sum(1 for i in range(len(tokens) - n + 1) if list(tokens[i : i + n]) == want)
 
 
 class MemoryStore:
     """Chunks, edges, metadata and vectors held in Python objects, read through the
     read protocols (:class:`~codecite.store.protocols.ReadStore`)."""
 
-    def __init__(self, chunks: Iterable[Chunk], edges: Iterable[Edge] = (),
-                 meta: Mapping[str, str] | None = None,
-                 vectors: tuple[Sequence[str], np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        chunks: Iterable[Chunk],
+        edges: Iterable[Edge] = (),
+        meta: Mapping[str, str] | None = None,
+        vectors: tuple[Sequence[str], np.ndarray] | None = None,
+    ) -> None:
         """``vectors``: chunk ids with their row-aligned float32 matrix (rows whose chunk
         is not in ``chunks`` are ignored, like vectors the SQLite store has not pruned)."""
         self._chunks: dict[str, Chunk] = {}
@@ -151,14 +155,17 @@ class MemoryStore:
             found = [c for c in found if c.path == prefix or c.path.startswith(prefix + "/")]
         yield from sorted(found, key=lambda c: (c.path, c.start_line, -c.end_line))
 
-    def find_symbols(self, name: str, column: Literal["qualname", "name"],
-                     filters: Filters | None, limit: int) -> list[str]:
+    def find_symbols(
+        self, name: str, column: Literal["qualname", "name"], filters: Filters | None, limit: int
+    ) -> list[str]:
         """Ids of chunks whose ``column`` (or qualname) is ``name``: definitions before
         module/window/file chunks, first parts first, shorter paths first."""
         assert column in ("qualname", "name")
-        found = [c for c in self._chunks.values()
-                 if (getattr(c, column) == name or c.qualname == name)
-                 and self._allowed(c, filters)]
+        found = [
+            c
+            for c in self._chunks.values()
+            if (getattr(c, column) == name or c.qualname == name) and self._allowed(c, filters)
+        ]
         found.sort(key=lambda c: (c.kind in COARSE_KINDS, c.part, len(c.path)))
         return _take([c.id for c in found], limit)
 
@@ -180,8 +187,9 @@ class MemoryStore:
         return [(e.src, e.dst) for e in self._edges if e.src in wanted and e.dst in wanted]
 
     # --- KeywordIndex ------------------------------------------------------------
-    def keyword_search(self, terms: Sequence[str], filters: Filters | None, limit: int,
-                       weights: KeywordWeights) -> list[str]:
+    def keyword_search(
+        self, terms: Sequence[str], filters: Filters | None, limit: int, weights: KeywordWeights
+    ) -> list[str]:
         """Ids of chunks matching any of ``terms``, best BM25 first."""
         n_docs = len(self._docs)
         scores: dict[int, float] = {}
@@ -222,16 +230,23 @@ class MemoryStore:
         if not self._vector_ids:
             return None
         chunks = [self._chunks[i] for i in self._vector_ids]
-        return VectorRows(list(self._vector_ids), self._matrix,
-                          [c.language for c in chunks], [c.kind for c in chunks],
-                          [c.path for c in chunks], [c.repo for c in chunks])
+        return VectorRows(
+            list(self._vector_ids),
+            self._matrix,
+            [c.language for c in chunks],
+            [c.kind for c in chunks],
+            [c.path for c in chunks],
+            [c.repo for c in chunks],
+        )
 
     # --- helpers -------------------------------------------------------------------
     @staticmethod
     def _allowed(chunk: Chunk, filters: Filters | None) -> bool:
         if not filters:
             return True
-        return ((not filters.languages or chunk.language in filters.languages)
-                and (not filters.kinds or chunk.kind in filters.kinds)
-                and (not filters.path or path_matches(filters.path, chunk.path))
-                and (not filters.repo or chunk.repo == filters.repo))
+        return (
+            (not filters.languages or chunk.language in filters.languages)
+            and (not filters.kinds or chunk.kind in filters.kinds)
+            and (not filters.path or path_matches(filters.path, chunk.path))
+            and (not filters.repo or chunk.repo == filters.repo)
+        )

@@ -8,10 +8,18 @@ from pathlib import Path
 
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-        env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-             "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-             "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(repo)},
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+            "HOME": str(repo),
+        },
     ).stdout
 
 
@@ -27,17 +35,28 @@ def make_git_repo(path: Path, files: dict[str, str]) -> Path:
     return path
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            prefix: tuple[str, ...] = (), stdin: bytes | None = None
-            ) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    prefix: tuple[str, ...] = (),
+    stdin: bytes | None = None,
+) -> subprocess.CompletedProcess[str]:
     """``codecite ARGS`` in a real process (``prefix``: a wrapper such as ``unshare``)."""
     import os
     import sys
 
     proc = subprocess.run(
-        [*prefix, sys.executable, "-m", "codecite", *args], capture_output=True, cwd=cwd,
-        env={**os.environ, **(env or {})}, timeout=300, input=stdin,
+        [*prefix, sys.executable, "-m", "codecite", *args],
+        capture_output=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+        input=stdin,
     )
     return subprocess.CompletedProcess(
-        proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
-        proc.stderr.decode("utf-8", "replace"))
+        proc.args,
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+    )

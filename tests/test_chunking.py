@@ -50,7 +50,9 @@ def test_fields_are_consistent(name: str) -> None:
         assert chunk.path == name and chunk.repo == "r"
         assert "\n" not in chunk.signature
         assert chunk.parent == chunk.qualname.rpartition(".")[0] or chunk.kind not in (
-            "function", "method", "class"
+            "function",
+            "method",
+            "class",
         )
         if chunk.kind not in ("class", "module"):
             assert chunk.content == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
@@ -62,8 +64,9 @@ def test_ids_are_stable_and_follow_make_chunk_id() -> None:
     first, again = chunks_of("python.py"), chunks_of("python.py")
     assert [c.id for c in first] == [c.id for c in again]
     chunk = one(first, "round_money")
-    assert chunk.id == make_chunk_id("r", "python.py", "function", "round_money",
-                                     chunk.content_hash)
+    assert chunk.id == make_chunk_id(
+        "r", "python.py", "function", "round_money", chunk.content_hash
+    )
 
 
 def test_identical_definitions_get_distinct_ids() -> None:
@@ -109,7 +112,7 @@ def test_decorators_and_comment_blocks_stay_with_their_definition() -> None:
 
 
 def test_a_comment_after_a_blank_line_or_after_code_is_not_attached() -> None:
-    text = src('''
+    text = src("""
         # License header.
 
         def a():
@@ -117,7 +120,7 @@ def test_a_comment_after_a_blank_line_or_after_code_is_not_attached() -> None:
         # comment of b
         def b():
             return 2
-        ''')
+        """)
     chunks = chunks_of("m.py", text)
     assert one(chunks, "a").start_line == 3
     assert one(chunks, "b").start_line == 5
@@ -165,8 +168,12 @@ def test_qualnames_per_language() -> None:
         "python.py": ["Order.Status.Transition.allowed", "Order.__init__"],
         "go.go": ["Order.Subtotal", "Cents.String", "Issue"],
         "rust.rs": ["Order.cancel", "Order.fmt", "TableTax.rate", "tests.discount_is_capped"],
-        "cpp.cpp": ["billing.Invoice.total", "billing.Invoice.Builder.build",
-                    "billing.tax.rate_for", "billing.LineItem.total"],
+        "cpp.cpp": [
+            "billing.Invoice.total",
+            "billing.Invoice.Builder.build",
+            "billing.tax.rate_for",
+            "billing.LineItem.total",
+        ],
         "c_sharp.cs": ["Acme.Billing.Order.Receipt.Render", "Acme.Billing.TaxTable.RateFor"],
         "ruby.rb": ["Billing.Order.from_hash", "Billing.Order.empty", "format_amount"],
         "php.php": ["Acme.Billing.tax_rate", "Acme.Billing.Discountable.applyDiscount"],
@@ -268,7 +275,7 @@ def test_class_chunk_is_a_skeleton_over_the_whole_class() -> None:
     assert '"""Charge the order through a payment gateway.' in order.content
     assert "round_money(net" not in order.content  # bodies are elided
     assert 'currency = "EUR"' in order.content
-    assert "class Status:\n        \"\"\"Allowed order states.\"\"\"\n        ..." in order.content
+    assert 'class Status:\n        """Allowed order states."""\n        ...' in order.content
     assert order.signature == "class Order:"
     java = one(chunks_of("java.java"), "InvoiceService.Invoice", "class")
     assert "public Invoice add(Line line) { /* ... */ }" in java.content
@@ -282,8 +289,12 @@ def test_class_like_kinds_per_language() -> None:
         "go.go": {"LineItem", "Order", "TaxPolicy", "Invoice", "flatPolicy"},
         "rust.rs": {"LineItem", "OrderStatus", "Order", "TaxPolicy", "TableTax", "Box"},
         "c.c": {"line_item", "invoice", "payment_status"},
-        "c_sharp.cs": {"Acme.Billing.IDiscountPolicy", "Acme.Billing.LineItem",
-                       "Acme.Billing.Money", "Acme.Billing.OrderStatus"},
+        "c_sharp.cs": {
+            "Acme.Billing.IDiscountPolicy",
+            "Acme.Billing.LineItem",
+            "Acme.Billing.Money",
+            "Acme.Billing.OrderStatus",
+        },
         "php.php": {"Acme.Billing.Priced", "Acme.Billing.Discountable", "Acme.Billing.Status"},
         "java.java": {"InvoiceService.Status", "InvoiceService.Line", "TaxCalculator", "Audited"},
         "ruby.rb": {"Billing", "Billing.Discounts", "Billing.PaymentError"},
@@ -391,7 +402,11 @@ def test_large_text_uses_overlapping_windows() -> None:
     text = "".join(f"word {i}\n" for i in range(100))
     windows = chunks_of("notes.txt", text, Config(window_lines=30, window_overlap=10))
     assert [(c.start_line, c.end_line) for c in windows] == [
-        (1, 30), (21, 50), (41, 70), (61, 90), (81, 100)
+        (1, 30),
+        (21, 50),
+        (41, 70),
+        (61, 90),
+        (81, 100),
     ]
 
 
@@ -411,7 +426,7 @@ BROKEN = {
     "ruby": "class A\n  def f(\n    1 +\nend\n",
     "php": "<?php\nfunction f( {\n  return ;\nclass {\n",
 }
-GARBAGE = ")(]] }}{{ ;; => :: <<>> @@ #[ \"\n" * 5
+GARBAGE = ')(]] }}{{ ;; => :: <<>> @@ #[ "\n' * 5
 
 
 @pytest.mark.parametrize("language", sorted(GRAMMARS))
@@ -430,7 +445,9 @@ def test_broken_and_garbage_code_never_raises(language: str) -> None:
 def test_unparsable_region_falls_back_to_windows_and_the_rest_is_kept() -> None:
     chunks = chunks_of("broken.py")
     assert [(c.kind, c.start_line, c.end_line) for c in chunks] == [
-        ("module", 1, 3), ("function", 6, 7), ("window", 10, 15)
+        ("module", 1, 3),
+        ("function", 6, 7),
+        ("window", 10, 15),
     ]
 
 

@@ -22,9 +22,22 @@ from codecite.config import Config
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
 GOLDEN = FIXTURES / "golden"
 FILES = [
-    "python.py", "javascript.js", "typescript.ts", "tsx.tsx", "go.go", "java.java",
-    "rust.rs", "c.c", "cpp.cpp", "c_sharp.cs", "ruby.rb", "php.php",
-    "markdown.md", "config.yaml", "config.json", "broken.py",
+    "python.py",
+    "javascript.js",
+    "typescript.ts",
+    "tsx.tsx",
+    "go.go",
+    "java.java",
+    "rust.rs",
+    "c.c",
+    "cpp.cpp",
+    "c_sharp.cs",
+    "ruby.rb",
+    "php.php",
+    "markdown.md",
+    "config.yaml",
+    "config.json",
+    "broken.py",
 ]
 
 

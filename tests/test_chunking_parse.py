@@ -19,9 +19,20 @@ from codecite.types import Chunk
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
 CODE_FIXTURES = [
-    "python.py", "javascript.js", "typescript.ts", "tsx.tsx", "go.go", "java.java",
-    "rust.rs", "c.c", "cpp.cpp", "c_sharp.cs", "ruby.rb", "php.php",
+    "python.py",
+    "javascript.js",
+    "typescript.ts",
+    "tsx.tsx",
+    "go.go",
+    "java.java",
+    "rust.rs",
+    "c.c",
+    "cpp.cpp",
+    "c_sharp.cs",
+    "ruby.rb",
+    "php.php",
 ]
+
 
 def _code_chunks(path: Path, name: str) -> list[Chunk]:
     text = path.read_text(encoding="utf-8")

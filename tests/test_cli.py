@@ -14,30 +14,50 @@ from pathlib import Path
 import pytest
 from repos import make_git_repo
 
-CHUNK_FIELDS = {"id", "repo", "path", "language", "kind", "name", "qualname", "start_line",
-                "end_line", "content", "context", "content_hash"}
+CHUNK_FIELDS = {
+    "id",
+    "repo",
+    "path",
+    "language",
+    "kind",
+    "name",
+    "qualname",
+    "start_line",
+    "end_line",
+    "content",
+    "context",
+    "content_hash",
+}
 
 
-def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None
-        ) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "codecite", *args], capture_output=True, text=True, cwd=cwd,
-        env={**os.environ, **(env or {})}, timeout=300,
+        [sys.executable, "-m", "codecite", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=300,
     )
 
 
 @pytest.fixture
 def small_repo(tmp_path: Path) -> Path:
-    return make_git_repo(tmp_path / "small", {
-        "app/tax.py": (
-            '"""Tax rules."""\nimport math\n\nRATES = {"EU": 0.2}\n\n\n'
-            'def get_rate_for_region(region: str) -> float:\n'
-            '    """The VAT rate of a region."""\n    return RATES.get(region, 0.0)\n\n\n'
-            'def calculate_tax(amount: float, region: str) -> float:\n'
-            '    return math.floor(amount * get_rate_for_region(region) * 100) / 100\n'
-        ),
-        "docs/guide.md": "# Guide\n\n## Tax\n\nVAT by region.\n",
-    })
+    return make_git_repo(
+        tmp_path / "small",
+        {
+            "app/tax.py": (
+                '"""Tax rules."""\nimport math\n\nRATES = {"EU": 0.2}\n\n\n'
+                "def get_rate_for_region(region: str) -> float:\n"
+                '    """The VAT rate of a region."""\n    return RATES.get(region, 0.0)\n\n\n'
+                "def calculate_tax(amount: float, region: str) -> float:\n"
+                "    return math.floor(amount * get_rate_for_region(region) * 100) / 100\n"
+            ),
+            "docs/guide.md": "# Guide\n\n## Tax\n\nVAT by region.\n",
+        },
+    )
 
 
 def test_index_json_then_status_and_chunks_contract(small_repo: Path) -> None:
@@ -78,10 +98,13 @@ def test_human_output_has_summary_tables(small_repo: Path) -> None:
     assert "embedded" in status.stdout and "0 (0%)" in status.stdout
 
 
-@pytest.mark.parametrize("make_target, message", [
-    (lambda tmp: tmp / "missing", "no such folder"),
-    (lambda tmp: (tmp / "f.py").write_text("x = 1\n") and tmp / "f.py", "is a file"),
-])
+@pytest.mark.parametrize(
+    "make_target, message",
+    [
+        (lambda tmp: tmp / "missing", "no such folder"),
+        (lambda tmp: (tmp / "f.py").write_text("x = 1\n") and tmp / "f.py", "is a file"),
+    ],
+)
 def test_bad_paths_are_user_errors(tmp_path: Path, make_target, message: str) -> None:
     proc = run("index", str(make_target(tmp_path)))
     assert proc.returncode == 1
@@ -112,16 +135,24 @@ def test_kill_9_during_indexing_is_repaired_by_next_run(tmp_path: Path) -> None:
     files = {
         f"pkg/mod_{i}.py": "\n\n".join(
             f'def handler_{i}_{j}(order, amount):\n    """Handle step {j} of flow {i}."""\n'
-            f"    return amount * {j} + len(order)" for j in range(12)
-        ) for i in range(20)
+            f"    return amount * {j} + len(order)"
+            for j in range(12)
+        )
+        for i in range(20)
     }
     repo = make_git_repo(tmp_path / "big", files)
     db_path = repo / ".codecite" / "index.db"
-    env = {"CODECITE_EMBED_COMMIT_EVERY": "16", "CODECITE_EMBED_BATCH_SIZE": "16",
-           "CODECITE_CACHE_DIR": str(tmp_path / "fresh-cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "codecite", "index", str(repo), "--json"],
-                            env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    env = {
+        "CODECITE_EMBED_COMMIT_EVERY": "16",
+        "CODECITE_EMBED_BATCH_SIZE": "16",
+        "CODECITE_CACHE_DIR": str(tmp_path / "fresh-cache"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codecite", "index", str(repo), "--json"],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 120
     vectors = 0
     while time.time() < deadline and proc.poll() is None:
@@ -155,8 +186,11 @@ def test_kill_9_during_indexing_is_repaired_by_next_run(tmp_path: Path) -> None:
 def test_kill_9_during_parsing_leaves_a_repairable_index(tmp_path: Path) -> None:
     files = {f"src/m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(400)}
     repo = make_git_repo(tmp_path / "many", files)
-    proc = subprocess.Popen([sys.executable, "-m", "codecite", "index", str(repo), "--no-embed"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codecite", "index", str(repo), "--no-embed"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     db_path = repo / ".codecite" / "index.db"
     deadline = time.time() + 60
     while time.time() < deadline and not db_path.exists():
@@ -177,20 +211,33 @@ def test_kill_9_during_parsing_leaves_a_repairable_index(tmp_path: Path) -> None
 
 def test_ask_extractive_json_and_abstention(small_repo: Path) -> None:
     assert run("index", str(small_repo)).returncode == 0
-    proc = run("ask", "how is the VAT rate of a region computed", str(small_repo), "--json",
-               "--llm", "extractive")
+    proc = run(
+        "ask",
+        "how is the VAT rate of a region computed",
+        str(small_repo),
+        "--json",
+        "--llm",
+        "extractive",
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data) >= {"question", "answer", "citations", "sources", "insufficient", "llm"}
     assert data["llm"] == "extractive" and not data["insufficient"]
     assert data["citations"] and all(c["verified"] for c in data["citations"])
     assert "app/tax.py:" in data["answer"]
-    proc = run("ask", "how do we render the mobile onboarding carousel", str(small_repo),
-               "--json", "--llm", "extractive")
+    proc = run(
+        "ask",
+        "how do we render the mobile onboarding carousel",
+        str(small_repo),
+        "--json",
+        "--llm",
+        "extractive",
+    )
     data = json.loads(proc.stdout)
     assert data["insufficient"] and "not enough information" in data["answer"].lower()
-    human = run("ask", "how is the VAT rate of a region computed", str(small_repo),
-                "--llm", "extractive")
+    human = run(
+        "ask", "how is the VAT rate of a region computed", str(small_repo), "--llm", "extractive"
+    )
     assert human.returncode == 0 and "Sources" in human.stdout and "✓" in human.stdout
 
 
@@ -198,7 +245,15 @@ def test_ask_bad_llm_choices_are_user_errors(small_repo: Path) -> None:
     assert run("index", str(small_repo), "--no-embed").returncode == 0
     proc = run("ask", "tax", str(small_repo), "--llm", "gpt9")
     assert proc.returncode == 1 and "choose one of" in proc.stderr
-    proc = run("ask", "tax", str(small_repo), "--llm", "openai:some-model",
-               "--base-url", "http://127.0.0.1:9/v1", env={"CODECITE_LLM_MAX_RETRIES": "0"})
+    proc = run(
+        "ask",
+        "tax",
+        str(small_repo),
+        "--llm",
+        "openai:some-model",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        env={"CODECITE_LLM_MAX_RETRIES": "0"},
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "extractive" in proc.stderr  # the message says what to do instead

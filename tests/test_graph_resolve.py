@@ -10,64 +10,98 @@ from codecite.graph import Resolver, invert, resolve, resolve_module
 from codecite.types import Definition, Edge, Import, Reference
 
 PATHS = {
-    "shop/__init__.py", "shop/orders.py", "shop/pricing/__init__.py", "shop/pricing/tiers.py",
+    "shop/__init__.py",
+    "shop/orders.py",
+    "shop/pricing/__init__.py",
+    "shop/pricing/tiers.py",
     "src/billing/invoice.py",
-    "web/src/cart.ts", "web/src/api/index.ts", "web/src/format.js", "web/src/cart.test.ts",
-    "services/invoicing/invoice.go", "services/invoicing/invoice_test.go",
-    "src/main/java/com/shop/orders/Order.java", "src/main/java/com/shop/orders/Status.java",
-    "Billing/Invoice.cs", "Billing/Tax.cs",
-    "src/Billing/Invoice.php", "lib/bootstrap.php",
-    "src/lib.rs", "src/orders.rs", "src/billing/mod.rs", "src/billing/tax.rs",
-    "include/shop/order.h", "src/order.c",
-    "lib/shop/order.rb", "lib/shop/pricing.rb",
+    "web/src/cart.ts",
+    "web/src/api/index.ts",
+    "web/src/format.js",
+    "web/src/cart.test.ts",
+    "services/invoicing/invoice.go",
+    "services/invoicing/invoice_test.go",
+    "src/main/java/com/shop/orders/Order.java",
+    "src/main/java/com/shop/orders/Status.java",
+    "Billing/Invoice.cs",
+    "Billing/Tax.cs",
+    "src/Billing/Invoice.php",
+    "lib/bootstrap.php",
+    "src/lib.rs",
+    "src/orders.rs",
+    "src/billing/mod.rs",
+    "src/billing/tax.rs",
+    "include/shop/order.h",
+    "src/order.c",
+    "lib/shop/order.rb",
+    "lib/shop/pricing.rb",
 }
 
 
-@pytest.mark.parametrize(("language", "module", "from_path", "expected"), [
-    ("python", "shop.orders", "tests/test_orders.py", ["shop/orders.py"]),
-    ("python", "shop.pricing", "shop/orders.py", ["shop/pricing/__init__.py"]),
-    ("python", ".tiers", "shop/pricing/__init__.py", ["shop/pricing/tiers.py"]),
-    ("python", "..orders", "shop/pricing/tiers.py", ["shop/orders.py"]),
-    ("python", "billing.invoice", "src/app.py", ["src/billing/invoice.py"]),
-    ("python", "numpy", "shop/orders.py", []),
-    ("typescript", "./cart", "web/src/cart.test.ts", ["web/src/cart.ts"]),
-    ("typescript", "./api", "web/src/cart.ts", ["web/src/api/index.ts"]),
-    ("typescript", "./format.js", "web/src/cart.ts", ["web/src/format.js"]),
-    ("typescript", "../src/cart", "web/src/cart.test.ts", ["web/src/cart.ts"]),
-    ("typescript", "react", "web/src/cart.ts", []),
-    ("go", "example.com/shop/invoicing", "cmd/main.go", ["services/invoicing/invoice.go"]),
-    ("go", "fmt", "cmd/main.go", []),
-    ("java", "com.shop.orders.Order", "src/x/App.java",
-     ["src/main/java/com/shop/orders/Order.java"]),
-    ("java", "com.shop.orders.Order.create", "src/x/App.java",
-     ["src/main/java/com/shop/orders/Order.java"]),
-    ("java", "com.shop.orders", "src/x/App.java",
-     ["src/main/java/com/shop/orders/Order.java", "src/main/java/com/shop/orders/Status.java"]),
-    ("java", "java.util.List", "src/x/App.java", []),
-    ("c_sharp", "Shop.Billing", "App/Program.cs", ["Billing/Invoice.cs", "Billing/Tax.cs"]),
-    ("c_sharp", "System.Linq", "App/Program.cs", []),
-    ("php", "App\\Billing\\Invoice", "public/index.php", ["src/Billing/Invoice.php"]),
-    ("php", "./bootstrap.php", "lib/x.php", ["lib/bootstrap.php"]),
-    ("rust", "crate::orders", "src/billing/mod.rs", ["src/orders.rs"]),
-    ("rust", "crate::billing::tax", "src/lib.rs", ["src/billing/tax.rs"]),
-    ("rust", "super::orders", "src/billing/mod.rs", ["src/orders.rs"]),
-    ("rust", "self::tax", "src/billing/mod.rs", ["src/billing/tax.rs"]),
-    ("rust", "mod billing", "src/lib.rs", ["src/billing/mod.rs"]),
-    ("rust", "std::io", "src/lib.rs", []),
-    ("c", "shop/order.h", "src/order.c", ["include/shop/order.h"]),
-    ("cpp", "<vector>", "src/order.c", []),
-    ("ruby", "./pricing", "lib/shop/order.rb", ["lib/shop/pricing.rb"]),
-    ("ruby", "shop/order", "app/x.rb", ["lib/shop/order.rb"]),
-    ("ruby", "json", "app/x.rb", []),
-])
+@pytest.mark.parametrize(
+    ("language", "module", "from_path", "expected"),
+    [
+        ("python", "shop.orders", "tests/test_orders.py", ["shop/orders.py"]),
+        ("python", "shop.pricing", "shop/orders.py", ["shop/pricing/__init__.py"]),
+        ("python", ".tiers", "shop/pricing/__init__.py", ["shop/pricing/tiers.py"]),
+        ("python", "..orders", "shop/pricing/tiers.py", ["shop/orders.py"]),
+        ("python", "billing.invoice", "src/app.py", ["src/billing/invoice.py"]),
+        ("python", "numpy", "shop/orders.py", []),
+        ("typescript", "./cart", "web/src/cart.test.ts", ["web/src/cart.ts"]),
+        ("typescript", "./api", "web/src/cart.ts", ["web/src/api/index.ts"]),
+        ("typescript", "./format.js", "web/src/cart.ts", ["web/src/format.js"]),
+        ("typescript", "../src/cart", "web/src/cart.test.ts", ["web/src/cart.ts"]),
+        ("typescript", "react", "web/src/cart.ts", []),
+        ("go", "example.com/shop/invoicing", "cmd/main.go", ["services/invoicing/invoice.go"]),
+        ("go", "fmt", "cmd/main.go", []),
+        (
+            "java",
+            "com.shop.orders.Order",
+            "src/x/App.java",
+            ["src/main/java/com/shop/orders/Order.java"],
+        ),
+        (
+            "java",
+            "com.shop.orders.Order.create",
+            "src/x/App.java",
+            ["src/main/java/com/shop/orders/Order.java"],
+        ),
+        (
+            "java",
+            "com.shop.orders",
+            "src/x/App.java",
+            [
+                "src/main/java/com/shop/orders/Order.java",
+                "src/main/java/com/shop/orders/Status.java",
+            ],
+        ),
+        ("java", "java.util.List", "src/x/App.java", []),
+        ("c_sharp", "Shop.Billing", "App/Program.cs", ["Billing/Invoice.cs", "Billing/Tax.cs"]),
+        ("c_sharp", "System.Linq", "App/Program.cs", []),
+        ("php", "App\\Billing\\Invoice", "public/index.php", ["src/Billing/Invoice.php"]),
+        ("php", "./bootstrap.php", "lib/x.php", ["lib/bootstrap.php"]),
+        ("rust", "crate::orders", "src/billing/mod.rs", ["src/orders.rs"]),
+        ("rust", "crate::billing::tax", "src/lib.rs", ["src/billing/tax.rs"]),
+        ("rust", "super::orders", "src/billing/mod.rs", ["src/orders.rs"]),
+        ("rust", "self::tax", "src/billing/mod.rs", ["src/billing/tax.rs"]),
+        ("rust", "mod billing", "src/lib.rs", ["src/billing/mod.rs"]),
+        ("rust", "std::io", "src/lib.rs", []),
+        ("c", "shop/order.h", "src/order.c", ["include/shop/order.h"]),
+        ("cpp", "<vector>", "src/order.c", []),
+        ("ruby", "./pricing", "lib/shop/order.rb", ["lib/shop/pricing.rb"]),
+        ("ruby", "shop/order", "app/x.rb", ["lib/shop/order.rb"]),
+        ("ruby", "json", "app/x.rb", []),
+    ],
+)
 def test_resolve_module(language: str, module: str, from_path: str, expected: list[str]) -> None:
     got = resolve_module(module, from_path=from_path, language=language, paths=PATHS)
     assert sorted(got) == sorted(expected)
 
 
 def d(path: str, kind: str, qualname: str, language: str = "python") -> Definition:
-    return Definition(f"{path}::{qualname}", path, language, kind, qualname.rpartition(".")[2],
-                      qualname)
+    return Definition(
+        f"{path}::{qualname}", path, language, kind, qualname.rpartition(".")[2], qualname
+    )
 
 
 def module(path: str, language: str = "python") -> Definition:
@@ -81,19 +115,29 @@ def call(
 
 
 DEFS = [
-    module("shop/orders.py"), module("shop/pricing.py"), module("shop/models.py"),
-    module("shop/deals.py"), module("tests/test_orders.py"),
-    d("shop/orders.py", "class", "Order"), d("shop/orders.py", "method", "Order.cancel"),
-    d("shop/orders.py", "method", "Order.validate"), d("shop/orders.py", "function", "cancel"),
+    module("shop/orders.py"),
+    module("shop/pricing.py"),
+    module("shop/models.py"),
+    module("shop/deals.py"),
+    module("tests/test_orders.py"),
+    d("shop/orders.py", "class", "Order"),
+    d("shop/orders.py", "method", "Order.cancel"),
+    d("shop/orders.py", "method", "Order.validate"),
+    d("shop/orders.py", "function", "cancel"),
     d("shop/orders.py", "function", "checkout"),
-    d("shop/pricing.py", "function", "apply_discount"), d("shop/pricing.py", "function", "helper"),
-    d("shop/models.py", "class", "Base"), d("shop/models.py", "function", "helper"),
-    d("shop/deals.py", "class", "Deal"), d("shop/deals.py", "method", "Deal.validate"),
+    d("shop/pricing.py", "function", "apply_discount"),
+    d("shop/pricing.py", "function", "helper"),
+    d("shop/models.py", "class", "Base"),
+    d("shop/models.py", "function", "helper"),
+    d("shop/deals.py", "class", "Deal"),
+    d("shop/deals.py", "method", "Deal.validate"),
     d("tests/test_orders.py", "function", "test_cancel_twice"),
 ]
 IMPORTS = {
-    "shop/orders.py": [Import("shop.pricing", ("apply_discount",), "", 1),
-                       Import("shop.models", (), "m", 2)],
+    "shop/orders.py": [
+        Import("shop.pricing", ("apply_discount",), "", 1),
+        Import("shop.models", (), "m", 2),
+    ],
     "tests/test_orders.py": [Import("shop", ("orders",), "", 1)],
     "shop/deals.py": [Import("shop.orders", ("Order",), "", 1)],
 }
@@ -144,15 +188,22 @@ def test_unique_global_name_resolves_within_the_language_family() -> None:
     defs = [*DEFS, d("web/cart.ts", "function", "checkout", "typescript")]
     refs = [call("web/other.ts", "<module>", "checkout"), call("shop/x.py", "<module>", "checkout")]
     got = {(e.src, e.dst) for e in resolve(defs, {}, refs) if e.kind == "calls"}
-    assert got == {("web/other.ts::<module>", "web/cart.ts::checkout"),
-                   ("shop/x.py::<module>", "shop/orders.py::checkout")}
+    assert got == {
+        ("web/other.ts::<module>", "web/cart.ts::checkout"),
+        ("shop/x.py::<module>", "shop/orders.py::checkout"),
+    }
 
 
 def test_names_from_third_party_imports_are_not_resolved() -> None:
-    imports = {"app/x.py": [Import("stripe", ("checkout",), "", 1), Import("numpy", (), "np", 2)],
-               "app/y.py": []}
-    refs = [call("app/x.py", "<module>", "checkout"), call("app/x.py", "<module>", "cancel", "np"),
-            call("app/y.py", "<module>", "checkout")]
+    imports = {
+        "app/x.py": [Import("stripe", ("checkout",), "", 1), Import("numpy", (), "np", 2)],
+        "app/y.py": [],
+    }
+    refs = [
+        call("app/x.py", "<module>", "checkout"),
+        call("app/x.py", "<module>", "cancel", "np"),
+        call("app/y.py", "<module>", "checkout"),
+    ]
     got = {(e.src, e.dst) for e in resolve(DEFS, imports, refs) if e.kind == "calls"}
     assert got == {("app/y.py::<module>", "shop/orders.py::checkout")}
 
@@ -170,8 +221,9 @@ def test_inherits_imports_and_tests_edges() -> None:
     assert ("imports", "tests/test_orders.py::<module>", "shop/orders.py::<module>") in kinds
     # by call (line 7) and by naming convention (test_cancel_twice in test_orders.py)
     tests = [e for e in edges if e.kind == "tests"]
-    assert tests == [Edge("tests/test_orders.py::test_cancel_twice", "shop/orders.py::cancel",
-                          "tests", 7)]
+    assert tests == [
+        Edge("tests/test_orders.py::test_cancel_twice", "shop/orders.py::cancel", "tests", 7)
+    ]
 
 
 def test_invert_gives_callers() -> None:

@@ -28,8 +28,9 @@ class Graph:
                 continue
             text = file.read_text()
             tree = parse(text, language)
-            chunks = chunk_file(text, path=path, language=language, repo="shop",
-                                config=Config(), tree=tree)
+            chunks = chunk_file(
+                text, path=path, language=language, repo="shop", config=Config(), tree=tree
+            )
             facts = extract_facts(tree, text, language=language, path=path, chunks=chunks)
             imports[path] = facts.imports
             refs.extend((path, ref) for ref in facts.refs)
@@ -48,48 +49,78 @@ def graph() -> Graph:
     return Graph()
 
 
-@pytest.mark.parametrize(("kind", "src", "dst"), [
-    ("calls", "shop/orders.py::checkout", "shop/pricing.py::apply_loyalty_discount"),
-    ("calls", "shop/orders.py::checkout", "shop/tax.py::calculate_tax"),
-    ("calls", "shop/orders.py::checkout", "shop/payments.py::authorize"),  # module qualifier
-    ("calls", "shop/orders.py::cancel", "shop/payments.py::refund_payment"),
-    ("calls", "shop/payments.py::capture_payment", "shop/orders.py::Order.mark_paid"),
-    ("calls", "shop/tax.py::calculate_tax", "shop/tax.py::get_rate_for_region"),
-    ("calls", "shop/tax.py::calculate_tax", "shop/tax.py::_round_cents"),  # not pricing's
-    ("calls", "shop/pricing.py::apply_loyalty_discount", "shop/pricing.py::_round_cents"),
-    # self-method calls resolve within the class
-    ("calls", "shop/orders.py::Order.summary", "shop/orders.py::Order.subtotal"),
-    ("calls", "shop/commissions.py::CommissionService.calculate_payout",
-     "shop/commissions.py::CommissionService.rate_for"),
-    ("calls", "shop/forecast.py::pipeline_value", "shop/deals.py::Deal.is_open"),
-    ("calls", "web/src/cart.ts::Cart.total", "web/src/api.ts::getTaxRate"),
-    ("calls", "web/src/cart.ts::calculatePriceWithTax", "web/src/format.ts::roundCents"),
-    ("calls", "services/invoicing/cmd/invoicer/main.go::main",
-     "services/invoicing/invoice.go::NewInvoice"),
-    ("calls", "services/invoicing/invoice.go::Invoice.Total",
-     "services/invoicing/invoice.go::Invoice.Subtotal"),
-    ("inherits", "shop/orders.py::Order", "shop/models.py::BaseModel"),
-    ("inherits", "shop/deals.py::Deal", "shop/models.py::BaseModel"),
-    ("inherits", "services/invoicing/invoice.go::PaidInvoice",
-     "services/invoicing/invoice.go::Invoice"),
-    ("imports", "shop/orders.py::<module>", "shop/pricing.py::<module>"),
-    ("imports", "shop/orders.py::<module>", "shop/tax.py::<module>"),
-    ("imports", "shop/forecast.py::<module>", "shop/deals.py::<module>"),  # relative import
-    ("imports", "web/src/cart.ts::<module>", "web/src/format.ts::<module>"),
-    ("imports", "services/invoicing/cmd/invoicer/main.go::<module>",
-     "services/invoicing/invoice.go::<module>"),
-    ("tests", "tests/test_orders.py::test_cancel", "shop/orders.py::cancel"),
-    ("tests", "tests/test_orders.py::test_cancel_before_capture", "shop/orders.py::cancel"),
-    ("tests", "tests/test_orders.py::test_cancel_before_capture",
-     "shop/payments.py::capture_payment"),
-    ("tests", "tests/test_pricing.py::test_gold_saves_ten_percent",
-     "shop/pricing.py::apply_loyalty_discount"),
-    ("tests", "tests/test_commissions.py::test_calculate_payout_only_for_won_deals",
-     "shop/commissions.py::CommissionService.calculate_payout"),
-    ("tests", "web/src/cart.test.ts::<module>", "web/src/cart.ts::calculatePriceWithTax"),
-    ("tests", "services/invoicing/invoice_test.go::TestInvoice_Total",
-     "services/invoicing/invoice.go::Invoice.Total"),
-])
+@pytest.mark.parametrize(
+    ("kind", "src", "dst"),
+    [
+        ("calls", "shop/orders.py::checkout", "shop/pricing.py::apply_loyalty_discount"),
+        ("calls", "shop/orders.py::checkout", "shop/tax.py::calculate_tax"),
+        ("calls", "shop/orders.py::checkout", "shop/payments.py::authorize"),  # module qualifier
+        ("calls", "shop/orders.py::cancel", "shop/payments.py::refund_payment"),
+        ("calls", "shop/payments.py::capture_payment", "shop/orders.py::Order.mark_paid"),
+        ("calls", "shop/tax.py::calculate_tax", "shop/tax.py::get_rate_for_region"),
+        ("calls", "shop/tax.py::calculate_tax", "shop/tax.py::_round_cents"),  # not pricing's
+        ("calls", "shop/pricing.py::apply_loyalty_discount", "shop/pricing.py::_round_cents"),
+        # self-method calls resolve within the class
+        ("calls", "shop/orders.py::Order.summary", "shop/orders.py::Order.subtotal"),
+        (
+            "calls",
+            "shop/commissions.py::CommissionService.calculate_payout",
+            "shop/commissions.py::CommissionService.rate_for",
+        ),
+        ("calls", "shop/forecast.py::pipeline_value", "shop/deals.py::Deal.is_open"),
+        ("calls", "web/src/cart.ts::Cart.total", "web/src/api.ts::getTaxRate"),
+        ("calls", "web/src/cart.ts::calculatePriceWithTax", "web/src/format.ts::roundCents"),
+        (
+            "calls",
+            "services/invoicing/cmd/invoicer/main.go::main",
+            "services/invoicing/invoice.go::NewInvoice",
+        ),
+        (
+            "calls",
+            "services/invoicing/invoice.go::Invoice.Total",
+            "services/invoicing/invoice.go::Invoice.Subtotal",
+        ),
+        ("inherits", "shop/orders.py::Order", "shop/models.py::BaseModel"),
+        ("inherits", "shop/deals.py::Deal", "shop/models.py::BaseModel"),
+        (
+            "inherits",
+            "services/invoicing/invoice.go::PaidInvoice",
+            "services/invoicing/invoice.go::Invoice",
+        ),
+        ("imports", "shop/orders.py::<module>", "shop/pricing.py::<module>"),
+        ("imports", "shop/orders.py::<module>", "shop/tax.py::<module>"),
+        ("imports", "shop/forecast.py::<module>", "shop/deals.py::<module>"),  # relative import
+        ("imports", "web/src/cart.ts::<module>", "web/src/format.ts::<module>"),
+        (
+            "imports",
+            "services/invoicing/cmd/invoicer/main.go::<module>",
+            "services/invoicing/invoice.go::<module>",
+        ),
+        ("tests", "tests/test_orders.py::test_cancel", "shop/orders.py::cancel"),
+        ("tests", "tests/test_orders.py::test_cancel_before_capture", "shop/orders.py::cancel"),
+        (
+            "tests",
+            "tests/test_orders.py::test_cancel_before_capture",
+            "shop/payments.py::capture_payment",
+        ),
+        (
+            "tests",
+            "tests/test_pricing.py::test_gold_saves_ten_percent",
+            "shop/pricing.py::apply_loyalty_discount",
+        ),
+        (
+            "tests",
+            "tests/test_commissions.py::test_calculate_payout_only_for_won_deals",
+            "shop/commissions.py::CommissionService.calculate_payout",
+        ),
+        ("tests", "web/src/cart.test.ts::<module>", "web/src/cart.ts::calculatePriceWithTax"),
+        (
+            "tests",
+            "services/invoicing/invoice_test.go::TestInvoice_Total",
+            "services/invoicing/invoice.go::Invoice.Total",
+        ),
+    ],
+)
 def test_expected_edge(graph: Graph, kind: str, src: str, dst: str) -> None:
     assert graph.has(kind, src, dst), sorted(p for p in graph.pairs if p[1] == src)
 

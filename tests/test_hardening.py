@@ -33,8 +33,9 @@ TAX = (
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_git_repo(tmp_path / "repo", {"app/tax.py": TAX,
-                                             "docs/guide.md": "# Guide\n\nVAT by region.\n"})
+    return make_git_repo(
+        tmp_path / "repo", {"app/tax.py": TAX, "docs/guide.md": "# Guide\n\nVAT by region.\n"}
+    )
 
 
 @pytest.fixture
@@ -65,16 +66,24 @@ def test_search_and_ask_work_during_a_first_embedding_and_after_kill_9(tmp_path:
     files = {
         f"pkg/mod_{i}.py": "\n\n".join(
             f'def handler_{i}_{j}(order, amount):\n    """Handle step {j} of flow {i}."""\n'
-            f"    return amount * {j} + len(order)" for j in range(12)
-        ) for i in range(20)
+            f"    return amount * {j} + len(order)"
+            for j in range(12)
+        )
+        for i in range(20)
     }
     big = make_git_repo(tmp_path / "big", files)
     db_path = big / ".codecite" / "index.db"
-    env = {"CODECITE_EMBED_COMMIT_EVERY": "16", "CODECITE_EMBED_BATCH_SIZE": "16",
-           "CODECITE_CACHE_DIR": str(tmp_path / "fresh-cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "codecite", "index", str(big)],
-                            env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    env = {
+        "CODECITE_EMBED_COMMIT_EVERY": "16",
+        "CODECITE_EMBED_BATCH_SIZE": "16",
+        "CODECITE_CACHE_DIR": str(tmp_path / "fresh-cache"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codecite", "index", str(big)],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None and _count_vectors(db_path) == 0:
         time.sleep(0.05)
@@ -85,13 +94,17 @@ def test_search_and_ask_work_during_a_first_embedding_and_after_kill_9(tmp_path:
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    for args in (("search", "handle step 3 of flow 7", str(big), "--json"),
-                 ("ask", "how is step 3 of flow 7 handled", str(big), "--json")):
+    for args in (
+        ("search", "handle step 3 of flow 7", str(big), "--json"),
+        ("ask", "how is step 3 of flow 7 handled", str(big), "--json"),
+    ):
         after = run_cli(*args, env=env)
         assert after.returncode == 0, after.stderr
         assert "could not broadcast" not in after.stderr
-    assert any(p.startswith("pkg/") for p in _paths(run_cli(
-        "search", "handle step 3 of flow 7", str(big), "--json", env=env)))
+    assert any(
+        p.startswith("pkg/")
+        for p in _paths(run_cli("search", "handle step 3 of flow 7", str(big), "--json", env=env))
+    )
 
 
 def test_vector_matrix_needs_no_recorded_dimension(tmp_path: Path) -> None:
@@ -113,11 +126,14 @@ def test_a_tracked_folder_replaced_by_a_symlink_outside_is_not_followed(tmp_path
     outside.mkdir()
     (outside / "passwd").write_text("root:x:0:0:outsidemarker:/root:/bin/bash\n")
     (outside / "settings.ini").write_text("[db]\nhost = outsidemarker\n")
-    repo = make_git_repo(tmp_path / "repo", {
-        "app.py": "def main():\n    return 1\n",
-        "conf/passwd": "tracked: a harmless file\n",
-        "conf/settings.ini": "[db]\nhost = localhost\n",
-    })
+    repo = make_git_repo(
+        tmp_path / "repo",
+        {
+            "app.py": "def main():\n    return 1\n",
+            "conf/passwd": "tracked: a harmless file\n",
+            "conf/settings.ini": "[db]\nhost = localhost\n",
+        },
+    )
     shutil.rmtree(repo / "conf")
     (repo / "conf").symlink_to(outside)
     (repo / "linked.py").symlink_to(outside / "passwd")  # an untracked file symlink too
@@ -179,8 +195,11 @@ def test_an_undecodable_file_name_is_skipped_not_fatal(tmp_path: Path, use_git: 
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["added"] == ["good.py"]
-    assert {"path": "bad\\xff.py", "reason": "bad-name",
-            "detail": "the file name is not valid UTF-8"} in report["skipped"]
+    assert {
+        "path": "bad\\xff.py",
+        "reason": "bad-name",
+        "detail": "the file name is not valid UTF-8",
+    } in report["skipped"]
     human = run_cli("index", str(repo), "--no-embed")
     assert human.returncode == 0, human.stderr
 
@@ -207,8 +226,10 @@ def test_concurrent_opens_of_a_new_index_create_it_once(tmp_path: Path) -> None:
 def test_two_indexers_at_once_do_the_work_once(repo: Path, tmp_path: Path) -> None:
     env = {**os.environ, "CODECITE_CACHE_DIR": str(tmp_path / "cold-cache")}
     cmd = [sys.executable, "-m", "codecite", "index", str(repo), "--json"]
-    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [e.decode() for _, e in outs]
     reports = [json.loads(o) for o, _ in outs]
@@ -224,7 +245,7 @@ def test_batch_bad_lines_get_errors_and_the_rest_go_on(indexed: Path, tmp_path: 
         b'{"id": "inf", "query": "tax", "k": 1e999}',
         b'{"id": "bytes", "query": "tax \xff\xfe"}',
         b'{"id": "neg", "query": "tax", "k": -3}',
-        b'not json',
+        b"not json",
         b'{"id": "ok", "query": "vat rate of a region", "k": 2}',
     ]
     batch = tmp_path / "q.jsonl"
@@ -243,8 +264,14 @@ def test_batch_bad_lines_get_errors_and_the_rest_go_on(indexed: Path, tmp_path: 
 # --- 7. a read-only index answers queries ------------------------------------------------
 def _read_only(path: Path) -> tuple[str, ...]:
     """A command prefix that runs a process with ``path`` mounted read-only."""
-    prefix = ("unshare", "-rm", "sh", "-c", f'mount --bind -o ro "{path}" "{path}" && exec "$@"',
-              "sh")
+    prefix = (
+        "unshare",
+        "-rm",
+        "sh",
+        "-c",
+        f'mount --bind -o ro "{path}" "{path}" && exec "$@"',
+        "sh",
+    )
     probe = subprocess.run([*prefix, "touch", str(path / ".probe")], capture_output=True)
     if shutil.which("unshare") is None or b"Read-only" not in probe.stderr:
         pytest.skip("needs `unshare -rm` to mount a folder read-only")
@@ -253,16 +280,19 @@ def _read_only(path: Path) -> tuple[str, ...]:
 
 def test_queries_work_on_a_read_only_index(indexed: Path) -> None:
     prefix = _read_only(indexed)
-    for args in (("search", "vat rate", str(indexed), "--json"),
-                 ("ask", "how is the vat rate of a region found", str(indexed), "--json"),
-                 ("status", str(indexed), "--json"),
-                 ("chunks", str(indexed / "app" / "tax.py"), "--json"),
-                 ("search", "vat rate", "--index", str(indexed / ".codecite"), "--json")):
+    for args in (
+        ("search", "vat rate", str(indexed), "--json"),
+        ("ask", "how is the vat rate of a region found", str(indexed), "--json"),
+        ("status", str(indexed), "--json"),
+        ("chunks", str(indexed / "app" / "tax.py"), "--json"),
+        ("search", "vat rate", "--index", str(indexed / ".codecite"), "--json"),
+    ):
         proc = run_cli(*args, prefix=prefix)
         assert proc.returncode == 0, (args, proc.stderr)
         assert "readonly" not in proc.stderr
-    assert "app/tax.py" in _paths(run_cli("search", "vat rate", str(indexed), "--json",
-                                          prefix=prefix))
+    assert "app/tax.py" in _paths(
+        run_cli("search", "vat rate", str(indexed), "--json", prefix=prefix)
+    )
     index_again = run_cli("index", str(indexed), prefix=prefix)
     assert index_again.returncode != 0 and "internal error" not in index_again.stderr
 
@@ -300,8 +330,11 @@ def _damage_db(folder: Path, how: str) -> None:
 def test_a_damaged_database_says_what_to_run_and_full_rebuilds(indexed: Path, how: str) -> None:
     folder = indexed / ".codecite"
     _damage_db(folder, how)
-    for args in (("search", "vat rate", str(indexed)), ("status", str(indexed)),
-                 ("ask", "how is the vat rate found", str(indexed))):
+    for args in (
+        ("search", "vat rate", str(indexed)),
+        ("status", str(indexed)),
+        ("ask", "how is the vat rate found", str(indexed)),
+    ):
         proc = run_cli(*args)
         assert proc.returncode == 1, (args, proc.returncode, proc.stderr)
         assert "index --full" in proc.stderr and "internal error" not in proc.stderr
@@ -310,14 +343,18 @@ def test_a_damaged_database_says_what_to_run_and_full_rebuilds(indexed: Path, ho
     assert "app/tax.py" in _paths(run_cli("search", "vat rate", str(indexed), "--json"))
 
 
-@pytest.mark.parametrize("target,data", [
-    ("vectors.npy", b"garbage" * 100),
-    ("vectors.ids.json", b"{not json"),
-    ("vectors.ids.json", b'["a", "b"]'),
-    ("vectors.npy", None),  # a valid .npy of the wrong width
-])
+@pytest.mark.parametrize(
+    "target,data",
+    [
+        ("vectors.npy", b"garbage" * 100),
+        ("vectors.ids.json", b"{not json"),
+        ("vectors.ids.json", b'["a", "b"]'),
+        ("vectors.npy", None),  # a valid .npy of the wrong width
+    ],
+)
 def test_a_damaged_vectors_snapshot_falls_back_to_the_database(
-        indexed: Path, target: str, data: bytes | None) -> None:
+    indexed: Path, target: str, data: bytes | None
+) -> None:
     import numpy as np
 
     path = indexed / ".codecite" / target
@@ -326,8 +363,7 @@ def test_a_damaged_vectors_snapshot_falls_back_to_the_database(
         np.save(path, np.ones((len(ids), 7), dtype=np.float32))
     else:
         path.write_bytes(data)
-    assert "app/tax.py" in _paths(run_cli("search", "vat rate of a region", str(indexed),
-                                          "--json"))
+    assert "app/tax.py" in _paths(run_cli("search", "vat rate of a region", str(indexed), "--json"))
     again = run_cli("index", str(indexed))
     assert again.returncode == 0, again.stderr
 

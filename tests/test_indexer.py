@@ -45,13 +45,16 @@ DATABASE_URL = "postgres://admin:S3cr3tPassw0rd@db.internal:5432/shop"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_git_repo(tmp_path / "repo", {
-        "billing/orders.py": ORDERS,
-        "billing/pricing.py": PRICING,
-        "billing/settings.py": SECRETS,
-        "README.md": "# Shop\n\nOrders and pricing.\n\n## Discounts\n\nGold saves 10%.\n",
-        "package-lock.json": "{}\n",
-    })
+    return make_git_repo(
+        tmp_path / "repo",
+        {
+            "billing/orders.py": ORDERS,
+            "billing/pricing.py": PRICING,
+            "billing/settings.py": SECRETS,
+            "README.md": "# Shop\n\nOrders and pricing.\n\n## Discounts\n\nGold saves 10%.\n",
+            "package-lock.json": "{}\n",
+        },
+    )
 
 
 def _index(repo: Path, **kw: object) -> codecite.IndexReport:
@@ -61,8 +64,12 @@ def _index(repo: Path, **kw: object) -> codecite.IndexReport:
 
 def test_first_run_indexes_everything_and_embeds(repo: Path) -> None:
     report = _index(repo)
-    assert sorted(report.added) == ["README.md", "billing/orders.py", "billing/pricing.py",
-                                    "billing/settings.py"]
+    assert sorted(report.added) == [
+        "README.md",
+        "billing/orders.py",
+        "billing/pricing.py",
+        "billing/settings.py",
+    ]
     assert report.skipped_by_reason().get("lockfile") == 1
     assert report.embed_pending == 0 and report.embedded == report.chunks_written
     with codecite.open_index(repo) as idx:
@@ -84,7 +91,7 @@ def test_second_run_changes_nothing_and_embeds_nothing(repo: Path) -> None:
 def test_edit_reembeds_only_changed_chunks_and_rebuilds_edges(repo: Path) -> None:
     _index(repo)
     (repo / "billing" / "orders.py").write_text(
-        ORDERS.replace('return order_id != ""', 'return bool(order_id.strip())')
+        ORDERS.replace('return order_id != ""', "return bool(order_id.strip())")
     )
     report = _index(repo)
     assert report.modified == ["billing/orders.py"] and not report.added
@@ -92,8 +99,10 @@ def test_edit_reembeds_only_changed_chunks_and_rebuilds_edges(repo: Path) -> Non
     assert report.embedded == 1
     with codecite.open_index(repo) as idx:
         checkout = next(c for c in idx.chunks("billing/orders.py") if c.name == "checkout")
-        callees = {idx.store.get_chunks([e.dst])[e.dst].qualname
-                   for e in idx.store.edges_from(checkout.id, "calls")}
+        callees = {
+            idx.store.get_chunks([e.dst])[e.dst].qualname
+            for e in idx.store.edges_from(checkout.id, "calls")
+        }
     assert callees == {"apply_discount"}
 
 
@@ -113,10 +122,18 @@ def test_deleted_file_disappears_with_chunks_and_edges(repo: Path) -> None:
     with codecite.open_index(repo) as idx:
         assert list(idx.chunks("billing/pricing.py")) == []
         db = idx.store.conn
-        assert db.execute("SELECT count(*) FROM edges WHERE dst NOT IN "
-                          "(SELECT id FROM chunks)").fetchone()[0] == 0
-        assert db.execute("SELECT count(*) FROM vectors WHERE chunk_id NOT IN "
-                          "(SELECT id FROM chunks)").fetchone()[0] == 0
+        assert (
+            db.execute(
+                "SELECT count(*) FROM edges WHERE dst NOT IN (SELECT id FROM chunks)"
+            ).fetchone()[0]
+            == 0
+        )
+        assert (
+            db.execute(
+                "SELECT count(*) FROM vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)"
+            ).fetchone()[0]
+            == 0
+        )
 
 
 def test_renamed_file_is_not_reembedded(repo: Path) -> None:
@@ -193,19 +210,26 @@ def test_incremental_graph_equals_a_full_rebuild(shop_repo: Path, tmp_path: Path
     pricing = shop_repo / "shop" / "pricing.py"
     text = pricing.read_text()
     assert "rate = discount_rate_for_tier(tier)" in text  # an edited body: a new chunk id
-    text = text.replace("rate = discount_rate_for_tier(tier)",
-                        "rate = discount_rate_for_tier(tier.strip())")
-    pricing.write_text(text + (
-        "\n\ndef loyalty_bonus_points(total):\n"
-        '    """Points earned on an order."""\n'
-        "    return int(total)\n"
-    ))
+    text = text.replace(
+        "rate = discount_rate_for_tier(tier)", "rate = discount_rate_for_tier(tier.strip())"
+    )
+    pricing.write_text(
+        text
+        + (
+            "\n\ndef loyalty_bonus_points(total):\n"
+            '    """Points earned on an order."""\n'
+            "    return int(total)\n"
+        )
+    )
     orders = shop_repo / "shop" / "orders.py"
-    orders.write_text(orders.read_text() + (
-        "\n\ndef award_points(order_total):\n"
-        "    from shop.pricing import loyalty_bonus_points\n\n"
-        "    return loyalty_bonus_points(order_total)\n"
-    ))
+    orders.write_text(
+        orders.read_text()
+        + (
+            "\n\ndef award_points(order_total):\n"
+            "    from shop.pricing import loyalty_bonus_points\n\n"
+            "    return loyalty_bonus_points(order_total)\n"
+        )
+    )
     with codecite.open_index(shop_repo, index_dir=inc) as idx:
         report = idx.update(embed=False)
     assert sorted(report.modified) == ["shop/orders.py", "shop/pricing.py"]
@@ -213,6 +237,9 @@ def test_incremental_graph_equals_a_full_rebuild(shop_repo: Path, tmp_path: Path
     with codecite.open_index(shop_repo, index_dir=full) as idx:
         idx.update(embed=False)
     inc_edges, full_edges = _edge_set(shop_repo, inc), _edge_set(shop_repo, full)
-    assert ("shop/orders.py::award_points", "shop/pricing.py::loyalty_bonus_points",
-            "calls") in inc_edges
+    assert (
+        "shop/orders.py::award_points",
+        "shop/pricing.py::loyalty_bonus_points",
+        "calls",
+    ) in inc_edges
     assert inc_edges == full_edges

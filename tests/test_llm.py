@@ -56,8 +56,15 @@ def test_complete_without_streaming(server: ChatServer) -> None:
     server.default = Reply(text="It says hello.")
     llm = chat(server, api_key="sk-test")
     assert llm.complete(MESSAGES, max_tokens=42, temperature=0.2) == "It says hello."
-    assert server.requests == [{"model": "test-model", "messages": MESSAGES, "max_tokens": 42,
-                                "temperature": 0.2, "stream": False}]
+    assert server.requests == [
+        {
+            "model": "test-model",
+            "messages": MESSAGES,
+            "max_tokens": 42,
+            "temperature": 0.2,
+            "stream": False,
+        }
+    ]
     assert server.headers_seen[0]["Authorization"] == "Bearer sk-test"
     assert llm.name == "openai:test-model"
 
@@ -121,8 +128,9 @@ def test_connection_refused_says_what_to_do() -> None:
     with pytest.raises(LLMUnavailableError) as info:
         llm.complete(MESSAGES)
     message = str(info.value)
-    assert message.startswith(f"cannot reach the LLM at {url}: is the server running? "
-                              "(or use --llm extractive)")
+    assert message.startswith(
+        f"cannot reach the LLM at {url}: is the server running? (or use --llm extractive)"
+    )
     assert "2 attempts" in message
 
 
@@ -144,9 +152,11 @@ def test_stream_stalling_mid_way_times_out(server: ChatServer) -> None:
 
 @pytest.mark.parametrize(
     ("cut", "match"),
-    [("eof", "closed the stream after 7 characters without finishing"),
-     ("reset", r"closed the stream after 7 characters \(\w+Error"),
-     ("error", "failed during the answer: model crashed")],
+    [
+        ("eof", "closed the stream after 7 characters without finishing"),
+        ("reset", r"closed the stream after 7 characters \(\w+Error"),
+        ("error", "failed during the answer: model crashed"),
+    ],
 )
 def test_stream_cut_mid_way(server: ChatServer, cut: str, match: str) -> None:
     server.default = Reply(text="one two three four", cut=cut, cut_after=2)  # type: ignore[arg-type]
@@ -157,8 +167,9 @@ def test_stream_cut_mid_way(server: ChatServer, cut: str, match: str) -> None:
 
 
 def test_server_that_ignores_stream_still_answers(server: ChatServer) -> None:
-    server.default = Reply(raw=b'{"choices": [{"message": {"content": "whole"}}]}',
-                           content_type="application/json")
+    server.default = Reply(
+        raw=b'{"choices": [{"message": {"content": "whole"}}]}', content_type="application/json"
+    )
     seen: list[str] = []
     assert chat(server).complete(MESSAGES, on_token=seen.append) == "whole"
     assert seen == ["whole"]
@@ -173,8 +184,11 @@ def test_not_an_openai_server(server: ChatServer) -> None:
 def test_base_url_and_key_from_the_endpoint_config_then_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    with pytest.raises(ConfigError, match=r"^no API key: set OPENAI_API_KEY or use --llm "
-                                          r"extractive.*api\.openai\.com"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^no API key: set OPENAI_API_KEY or use --llm "
+        r"extractive.*api\.openai\.com",
+    ):
         OpenAIChat("gpt-4.1-mini")
     monkeypatch.setenv("OPENAI_BASE_URL", "https://example.com/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
@@ -204,7 +218,9 @@ def test_get_llm_by_spec() -> None:
 def test_detect_auto_prefers_a_configured_model(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Endpoint(base_url="http://gpu:8000/v1", model="qwen2.5-coder")
     assert detect_auto(Config(), settings) == (
-        "openai:qwen2.5-coder", "configured model qwen2.5-coder at http://gpu:8000/v1")
+        "openai:qwen2.5-coder",
+        "configured model qwen2.5-coder at http://gpu:8000/v1",
+    )
     monkeypatch.setenv("CODECITE_LLM_MODEL", "gpt-4.1-mini")
     spec, reason = detect_auto(load_config(), ollama_url=f"http://127.0.0.1:{closed_port()}")
     assert spec == "openai:gpt-4.1-mini" and "api.openai.com" in reason
@@ -234,14 +250,18 @@ def test_detect_auto_finds_ollama(server: ChatServer) -> None:
     assert detect_auto(Config(), ollama_url=server.url)[0] == f"openai:test-model@{server.url}/v1"
     server.tags = []
     assert detect_auto(Config(), ollama_url=server.url) == (
-        "extractive", f"Ollama at {server.url} has no models (ollama pull MODEL)")
+        "extractive",
+        f"Ollama at {server.url} has no models (ollama pull MODEL)",
+    )
 
 
 def test_detect_auto_falls_back_to_extractive(monkeypatch: pytest.MonkeyPatch) -> None:
     nowhere = f"http://127.0.0.1:{closed_port()}"
     started = time.monotonic()
     assert detect_auto(Config(), ollama_url=nowhere) == (
-        "extractive", "no LLM endpoint configured and no Ollama server on localhost")
+        "extractive",
+        "no LLM endpoint configured and no Ollama server on localhost",
+    )
     assert time.monotonic() - started < 1.0
     monkeypatch.setenv("OPENAI_BASE_URL", "https://example.com/v1")
     spec, reason = detect_auto(Config(), ollama_url=nowhere)
@@ -296,8 +316,9 @@ def test_real_model_respects_max_tokens(real_llm: OpenAIChat) -> None:
 @real
 def test_real_server_picked_by_detect_auto() -> None:
     settings = Endpoint(base_url=REAL_URL, timeout=30.0)
-    spec, reason = detect_auto(Config(), settings, probe_timeout=2.0,
-                               ollama_url=f"http://127.0.0.1:{closed_port()}")
+    spec, reason = detect_auto(
+        Config(), settings, probe_timeout=2.0, ollama_url=f"http://127.0.0.1:{closed_port()}"
+    )
     assert spec.startswith("openai:") and REAL_URL.rstrip("/") in reason
     assert get_llm(spec, Config(), settings).complete(ASK, max_tokens=8).strip()
 

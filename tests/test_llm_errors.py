@@ -29,8 +29,10 @@ from codecite.errors import UserError
 
 MESSAGES = [{"role": "user", "content": "Hi?"}]
 FAST = Endpoint(max_retries=2, backoff=0.001, max_backoff=0.01, timeout=5.0)
-LOGIN_PAGE = (b"<!DOCTYPE html>\n<html><head>\n<title>Sign in \xc2\xb7 Corp SSO</title></head>\n"
-              b"<body><form action=/login>...</form></body></html>\n")
+LOGIN_PAGE = (
+    b"<!DOCTYPE html>\n<html><head>\n<title>Sign in \xc2\xb7 Corp SSO</title></head>\n"
+    b"<body><form action=/login>...</form></body></html>\n"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -53,8 +55,7 @@ def _fresh(server: ChatServer) -> None:
 
 
 def chat(server: ChatServer) -> OpenAIChat:
-    return OpenAIChat("test-model", Endpoint(**{**FAST.__dict__,
-                                                   "base_url": server.base_url}))
+    return OpenAIChat("test-model", Endpoint(**{**FAST.__dict__, "base_url": server.base_url}))
 
 
 def user_error(exc: BaseException) -> bool:
@@ -79,14 +80,16 @@ def test_repeated_5xx_names_the_url_status_and_what_to_check(
 def test_repeated_5xx_html_error_page_is_named_by_its_title(server: ChatServer) -> None:
     page = b"<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
     server.default = Reply(502, raw=page)
-    with pytest.raises(LLMServerError, match="answered HTTP 502: an HTML page titled "
-                                             "'502 Bad Gateway'"):
+    with pytest.raises(
+        LLMServerError, match="answered HTTP 502: an HTML page titled '502 Bad Gateway'"
+    ):
         chat(server).complete(MESSAGES)
 
 
 def test_repeated_429_says_how_long_to_wait(server: ChatServer) -> None:
-    server.default = Reply(429, error="Rate limit reached for requests",
-                           headers={"Retry-After": "30"})
+    server.default = Reply(
+        429, error="Rate limit reached for requests", headers={"Retry-After": "30"}
+    )
     with pytest.raises(LLMRateLimitError) as info:
         chat(server).complete(MESSAGES, on_token=lambda _: None)
     assert user_error(info.value)
@@ -122,8 +125,11 @@ def test_chunked_stream_that_finishes_is_read_whole(server: ChatServer) -> None:
 
 def test_error_event_mid_stream_is_a_server_error(server: ChatServer) -> None:
     server.default = Reply(text="one two three four", cut="error", cut_after=2)
-    with pytest.raises(LLMServerError, match=r"failed during the answer: model crashed "
-                                             r"\(after 7 characters") as info:
+    with pytest.raises(
+        LLMServerError,
+        match=r"failed during the answer: model crashed "
+        r"\(after 7 characters",
+    ) as info:
         chat(server).complete(MESSAGES, on_token=lambda _: None)
     assert user_error(info.value)
 
@@ -136,25 +142,34 @@ def test_html_login_page_with_status_200(server: ChatServer, stream: bool) -> No
         chat(server).complete(MESSAGES, on_token=seen.append if stream else None)
     assert user_error(info.value) and seen == []
     message = str(info.value)
-    assert f"{server.base_url}/chat/completions answered HTTP 200 with an HTML page " \
-           "titled 'Sign in · Corp SSO'" in message
+    assert (
+        f"{server.base_url}/chat/completions answered HTTP 200 with an HTML page "
+        "titled 'Sign in · Corp SSO'" in message
+    )
     assert f"Is --base-url ({server.base_url}) the OpenAI-compatible /v1 endpoint" in message
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize(("stream", "what"), [(False, "non-JSON ('hello world')"),
-                                               (True, "no server-sent events ('hello world')")])
+@pytest.mark.parametrize(
+    ("stream", "what"),
+    [(False, "non-JSON ('hello world')"), (True, "no server-sent events ('hello world')")],
+)
 def test_plain_text_instead_of_a_completion(server: ChatServer, stream: bool, what: str) -> None:
     server.default = Reply(raw=b"hello\nworld\n", content_type="text/plain")
-    with pytest.raises(LLMProtocolError, match=r"HTTP 200 with " + what.replace("(", r"\(")
-                       .replace(")", r"\)") + r".*/v1 endpoint"):
+    with pytest.raises(
+        LLMProtocolError,
+        match=r"HTTP 200 with " + what.replace("(", r"\(").replace(")", r"\)") + r".*/v1 endpoint",
+    ):
         chat(server).complete(MESSAGES, on_token=(lambda _: None) if stream else None)
 
 
 def test_redirect_to_a_login_page(server: ChatServer) -> None:
     server.default = Reply(302, raw=b"", headers={"Location": "https://sso.example.com/login"})
-    with pytest.raises(LLMProtocolError, match=r"HTTP 302.*redirects to https://sso\.example"
-                                               r"\.com/login.*/v1 endpoint"):
+    with pytest.raises(
+        LLMProtocolError,
+        match=r"HTTP 302.*redirects to https://sso\.example"
+        r"\.com/login.*/v1 endpoint",
+    ):
         chat(server).complete(MESSAGES)
     assert len(server.requests) == 1
 
@@ -167,55 +182,106 @@ def test_json_of_another_shape(server: ChatServer) -> None:
 
 # --- the real command line: exit 1, no traceback, a helpful message -----------------------
 
+
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = make_git_repo(tmp_path_factory.mktemp("llm-errors") / "small", {
-        "app/tax.py": (
-            '"""Tax rules."""\nRATES = {"EU": 0.2}\n\n\n'
-            'def get_rate_for_region(region: str) -> float:\n'
-            '    """The VAT rate of a region."""\n    return RATES.get(region, 0.0)\n'
-        ),
-    })
+    repo = make_git_repo(
+        tmp_path_factory.mktemp("llm-errors") / "small",
+        {
+            "app/tax.py": (
+                '"""Tax rules."""\nRATES = {"EU": 0.2}\n\n\n'
+                "def get_rate_for_region(region: str) -> float:\n"
+                '    """The VAT rate of a region."""\n    return RATES.get(region, 0.0)\n'
+            ),
+        },
+    )
     idx = codecite.open_index(repo)
     idx.update(embed=False)
     idx.close()
     return repo
 
 
-def ask(repo: Path, server: ChatServer, *extra: str, retries: int = 0
-        ) -> subprocess.CompletedProcess[str]:
+def ask(
+    repo: Path, server: ChatServer, *extra: str, retries: int = 0
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in LLM_ENV_VARS}
     env["CODECITE_LLM_MAX_RETRIES"] = str(retries)
     return subprocess.run(
-        [sys.executable, "-m", "codecite", "ask", "how is the tax rate of a region computed",
-         str(repo), "--llm", "openai:test-model", "--base-url", server.base_url, *extra],
-        capture_output=True, text=True, env=env, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "codecite",
+            "ask",
+            "how is the tax rate of a region computed",
+            str(repo),
+            "--llm",
+            "openai:test-model",
+            "--base-url",
+            server.base_url,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 
-@pytest.mark.parametrize(("reply", "extra", "retries", "expected"), [
-    (Reply(500, error="CUDA out of memory"), (), 1,
-     ["answered HTTP 500: CUDA out of memory", "gave up after 2 attempts", "/v1 endpoint"]),
-    (Reply(429, error="Rate limit reached", headers={"Retry-After": "7"}), (), 0,
-     ["answered HTTP 429: Rate limit reached", "The server asks to wait 7s"]),
-    (Reply(text="The rate one two three", cut="eof", cut_after=2), (), 0,
-     ["the server closed the stream after 8 characters", "the answer is incomplete"]),
-    (Reply(text="The rate one two three", cut="eof", cut_after=2, chunked=True), (), 0,
-     ["the server closed the stream after 8 characters", "incomplete chunked read"]),
-    (Reply(raw=LOGIN_PAGE), (), 0,
-     ["HTML page titled 'Sign in · Corp SSO'", "the OpenAI-compatible /v1 endpoint"]),
-    (Reply(raw=LOGIN_PAGE), ("--json",), 0,
-     ["HTML page titled 'Sign in · Corp SSO'", "the OpenAI-compatible /v1 endpoint"]),
-], ids=["5xx", "429", "stream-eof", "chunked-cut", "html", "html-json"])
+@pytest.mark.parametrize(
+    ("reply", "extra", "retries", "expected"),
+    [
+        (
+            Reply(500, error="CUDA out of memory"),
+            (),
+            1,
+            ["answered HTTP 500: CUDA out of memory", "gave up after 2 attempts", "/v1 endpoint"],
+        ),
+        (
+            Reply(429, error="Rate limit reached", headers={"Retry-After": "7"}),
+            (),
+            0,
+            ["answered HTTP 429: Rate limit reached", "The server asks to wait 7s"],
+        ),
+        (
+            Reply(text="The rate one two three", cut="eof", cut_after=2),
+            (),
+            0,
+            ["the server closed the stream after 8 characters", "the answer is incomplete"],
+        ),
+        (
+            Reply(text="The rate one two three", cut="eof", cut_after=2, chunked=True),
+            (),
+            0,
+            ["the server closed the stream after 8 characters", "incomplete chunked read"],
+        ),
+        (
+            Reply(raw=LOGIN_PAGE),
+            (),
+            0,
+            ["HTML page titled 'Sign in · Corp SSO'", "the OpenAI-compatible /v1 endpoint"],
+        ),
+        (
+            Reply(raw=LOGIN_PAGE),
+            ("--json",),
+            0,
+            ["HTML page titled 'Sign in · Corp SSO'", "the OpenAI-compatible /v1 endpoint"],
+        ),
+    ],
+    ids=["5xx", "429", "stream-eof", "chunked-cut", "html", "html-json"],
+)
 def test_cli_upstream_failure_exits_1_with_a_message(
-    indexed: Path, server: ChatServer, reply: Reply, extra: tuple[str, ...], retries: int,
+    indexed: Path,
+    server: ChatServer,
+    reply: Reply,
+    extra: tuple[str, ...],
+    retries: int,
     expected: list[str],
 ) -> None:
     server.default = reply
     proc = ask(indexed, server, *extra, retries=retries)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
-    error = proc.stderr[proc.stderr.index("error: "):]
+    error = proc.stderr[proc.stderr.index("error: ") :]
     assert server.base_url in error, error
     for words in expected:
         assert words in error, error

@@ -21,8 +21,9 @@ def test_every_exported_name_is_importable_and_nothing_else_is_promised() -> Non
     for name in codecite.__all__:
         assert getattr(codecite, name) is not None, name
     assert sorted(codecite.__all__) == sorted(set(codecite.__all__))
-    assert {"Index", "Hit", "SearchResult", "Filters", "Answer", "Citation",
-            "open_index"} <= set(codecite.__all__)
+    assert {"Index", "Hit", "SearchResult", "Filters", "Answer", "Citation", "open_index"} <= set(
+        codecite.__all__
+    )
     with pytest.raises(AttributeError):
         codecite.Searcher  # noqa: B018 - internal, not exported
     assert set(codecite.__all__) <= set(dir(codecite))
@@ -41,8 +42,12 @@ def test_filters_parse_resolves_aliases_and_rejects_unknown_values() -> None:
 
 def test_the_cli_uses_only_the_public_api() -> None:
     """No CLI module reaches into retrieval, answering or storage internals."""
-    internal = ("codecite.retrieve", "codecite.store", "codecite.answer.answerer.Answerer",
-                "codecite.answer.llm")
+    internal = (
+        "codecite.retrieve",
+        "codecite.store",
+        "codecite.answer.answerer.Answerer",
+        "codecite.answer.llm",
+    )
     for module in CLI.glob("*.py"):
         tree = ast.parse(module.read_text())
         for node in ast.walk(tree):
@@ -65,17 +70,20 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_search_and_ask_through_the_facade(shop: Path) -> None:
     with codecite.open_index(shop, create=False) as index:
-        result = index.search("loyalty discount", k=3,
-                              filters=codecite.Filters.parse(languages=["py"]))
+        result = index.search(
+            "loyalty discount", k=3, filters=codecite.Filters.parse(languages=["py"])
+        )
         assert isinstance(result, codecite.SearchResult) and len(result.hits) == 3
-        assert all(isinstance(h, codecite.Hit) and h.chunk.language == "python"
-                   for h in result.hits)
+        assert all(
+            isinstance(h, codecite.Hit) and h.chunk.language == "python" for h in result.hits
+        )
         ts_only = index.search("cart total", filters=codecite.Filters.parse(languages=["ts"]))
         assert ts_only.hits and {h.chunk.language for h in ts_only.hits} == {"typescript"}
         answer = index.ask("How is the loyalty discount computed?", llm="extractive")
         assert isinstance(answer, codecite.Answer) and answer.llm == "extractive"
-        assert answer.citations and all(isinstance(c, codecite.Citation) and c.verified
-                                        for c in answer.citations)
+        assert answer.citations and all(
+            isinstance(c, codecite.Citation) and c.verified for c in answer.citations
+        )
         with pytest.raises(UserError, match="empty"):
             index.search("   ")
         with pytest.raises(UserError, match="k must be"):

@@ -43,26 +43,42 @@ EXPECTED: dict[str, dict[str, int]] = {
 #: Text around the secrets that must survive: key names, URL parts, non-secrets.
 KEPT: dict[str, list[str]] = {
     "app_settings.py": [
-        'AWS_ACCESS_KEY_ID = "', "postgres://app_user:", "@db.internal.example.com:5432/orders",
-        "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
-        'os.environ["DB_PASSWORD"]', 'os.getenv("REDIS_PASSWORD", "")', '"password": ""',
-        '"<your-key>"', '"${API_TOKEN}"', "123e4567-e89b-12d3-a456-426614174000",
-        "3f786850e387550fdab836ed7e6dc881de23001b", "https://docs.example.com/settings",
-        "password=password", "password: str) -> bool",
+        'AWS_ACCESS_KEY_ID = "',
+        "postgres://app_user:",
+        "@db.internal.example.com:5432/orders",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        'os.environ["DB_PASSWORD"]',
+        'os.getenv("REDIS_PASSWORD", "")',
+        '"password": ""',
+        '"<your-key>"',
+        '"${API_TOKEN}"',
+        "123e4567-e89b-12d3-a456-426614174000",
+        "3f786850e387550fdab836ed7e6dc881de23001b",
+        "https://docs.example.com/settings",
+        "password=password",
+        "password: str) -> bool",
     ],
     ".env": [
-        "DB_PASSWORD=«redacted:password»", "DB_PASSWORD_FILE=/run/secrets/db_password",
+        "DB_PASSWORD=«redacted:password»",
+        "DB_PASSWORD_FILE=/run/secrets/db_password",
         "redis://:«redacted:connection-string»@cache.internal:6379/0",
-        "https://public@sentry.example.com/1", "ADMIN_PASSWORD=${VAULT_ADMIN_PASSWORD}",
+        "https://public@sentry.example.com/1",
+        "ADMIN_PASSWORD=${VAULT_ADMIN_PASSWORD}",
     ],
     "config.yaml": [
-        "password: «redacted:password»", "password_policy: strict", "# rotated monthly",
-        "https://hooks.slack.com/services/«redacted:slack-webhook»", "${ADMIN_PASSWORD}",
+        "password: «redacted:password»",
+        "password_policy: strict",
+        "# rotated monthly",
+        "https://hooks.slack.com/services/«redacted:slack-webhook»",
+        "${ADMIN_PASSWORD}",
     ],
     "settings.json": [
         '"private_key": "-----BEGIN PRIVATE KEY-----\\n«redacted:private-key»\\n-----END',
         '"private_key_id": "«redacted:secret»"',
-        '"password": "Password"', '"Enter your password"', "User Id=orders;Password=«",
+        '"password": "Password"',
+        '"Enter your password"',
+        "User Id=orders;Password=«",
     ],
     "server.pem": ["-----BEGIN CERTIFICATE-----", "yRTkH9echV5Wim+7Mn5WoJBz5qWh5ZeP3u0eAOVO"],
     "client.js": ["Bearer ${token}", 'document.querySelector("#password")', "mongodb+srv://svc:"],
@@ -240,7 +256,7 @@ def test_detects(line: str, kind: str) -> None:
         'token = getenv("TOKEN", "")',
         'password = "${DB_PASSWORD}"',
         'api_key = "<your-key>"',
-        "password = f\"{prefix}-{suffix}\"",
+        'password = f"{prefix}-{suffix}"',
         'if password == "admin": pass',
         'bypass = "fast-track-123456"',
         'token = "IDENTIFIER"',
@@ -337,7 +353,10 @@ ENV PASSWORD_FILE=/run/secrets/db API_KEY=${API_KEY}
 RUN pip install --no-cache-dir -r requirements.txt
 """
 DOCKER_SECRETS = (
-    "ghx7Kq2LmX9vT4nB7kW1", "q8Zr2LmX9vT4nB7kW1pY", "Lm4Wq9Xz2Rt7Yb3Nc8Vd", "Pr0d-Pa55-w0rd",
+    "ghx7Kq2LmX9vT4nB7kW1",
+    "q8Zr2LmX9vT4nB7kW1pY",
+    "Lm4Wq9Xz2Rt7Yb3Nc8Vd",
+    "Pr0d-Pa55-w0rd",
     "Zk3nP8qR2sT6vW9xY1aB",
 )
 
@@ -349,9 +368,11 @@ def test_dockerfile_env_and_arg_values_are_redacted(path: str) -> None:
         assert secret not in result.text, f"{secret} survived"
     assert result.counts == {"secret": 4, "password": 1}, result.text
     for kept in (
-        "ARG TOKEN=«redacted:secret»\n", "ENV API_SECRET «redacted:secret»\n",
+        "ARG TOKEN=«redacted:secret»\n",
+        "ENV API_SECRET «redacted:secret»\n",
         "ENV LOG_LEVEL=info DB_PASSWORD=«redacted:password» APP_HOME=/app\n",
-        "    SERVICE_TOKEN=«redacted:secret» \\\n", "ARG PIP_INDEX_URL\n",
+        "    SERVICE_TOKEN=«redacted:secret» \\\n",
+        "ARG PIP_INDEX_URL\n",
         "ENV PASSWORD_FILE=/run/secrets/db API_KEY=${API_KEY}\n",
     ):
         assert kept in result.text, kept
@@ -376,10 +397,14 @@ def test_gcp_service_account_key_id_and_key_are_redacted() -> None:
 @pytest.mark.parametrize(
     ("line", "secret"),
     [
-        ('TWILIO_ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef"',
-         "AC0123456789abcdef0123456789abcdef"),
-        ('client = Client("AC9f8e7d6c5b4a39281706f5e4d3c2b1a0", auth_token)',
-         "AC9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+        (
+            'TWILIO_ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef"',
+            "AC0123456789abcdef0123456789abcdef",
+        ),
+        (
+            'client = Client("AC9f8e7d6c5b4a39281706f5e4d3c2b1a0", auth_token)',
+            "AC9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        ),
         ("api_key_sid: SK5d4c3b2a19f8e7d6c5b4a3928170a6f5", "SK5d4c3b2a19f8e7d6c5b4a3928170a6f5"),
     ],
 )
@@ -392,8 +417,11 @@ def test_twilio_sids_are_redacted(line: str, secret: str) -> None:
 @pytest.mark.parametrize(
     ("question", "secret", "kind"),
     [
-        ("why does ghp_yGeFyjkzSzmyGTujufPCLaW9J8pKudWjvw8T get a 401 from the API?",
-         "ghp_yGeFyjkzSzmyGTujufPCLaW9J8pKudWjvw8T", "github-token"),
+        (
+            "why does ghp_yGeFyjkzSzmyGTujufPCLaW9J8pKudWjvw8T get a 401 from the API?",
+            "ghp_yGeFyjkzSzmyGTujufPCLaW9J8pKudWjvw8T",
+            "github-token",
+        ),
         ("where is AKIAQ3EGUQ7TR2NVPX5M used", "AKIAQ3EGUQ7TR2NVPX5M", "aws-access-key"),
         ("login fails with password=S3cr3t-Pr0d-Pa55 on staging", "S3cr3t-Pr0d-Pa55", "password"),
         ("what reads token: 0a1b2c3d4e5f6a7b8c9d in the worker?", "0a1b2c3d4e5f6a7b8c9d", "secret"),
@@ -439,33 +467,49 @@ def test_scrub_text_keeps_ordinary_questions(question: str) -> None:
         ("aws_docs.py", 'AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"'),
         ("aws_docs.py", 'secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"'),
         ("aws_docs.py", 'key = "AKIAIOSFODNN7EXAMPLE"'),
-        ("tests/test_digest.py",
-         'hdr = \'Digest realm="testrealm@host.com", qop="auth,auth-int", '
-         'nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", opaque="5ccc069c403ebaf9f0171e9517f40e41"\''),
+        (
+            "tests/test_digest.py",
+            'hdr = \'Digest realm="testrealm@host.com", qop="auth,auth-int", '
+            'nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", '
+            'opaque="5ccc069c403ebaf9f0171e9517f40e41"\'',
+        ),
         ("tests/test_digest.py", 'nonce = "MTU4NjIyMzQ0NS4xMjM0NTY6YWJjZGVmZ2hpams="'),
         ("tests/test_digest.py", 'params = {"cnonce": "Vk2xQ9pLm4Rt7Yb3Nc8Wd6Fh"}'),
         ("tests/test_csrf.py", 'csrf_token = "Kq8Zr2LmX9vT4nB7kW1pYx3"'),
         ("tests/test_csrf.py", 'client.cookies["csrftoken"] = "x8GqPe2BXn4aHfKJ9wTzPLcQ3sRmUv7d"'),
         ("tests/test_csrf.py", 'headers = {"X-CSRFToken": "x8GqPe2BXn4aHfKJ9wTzPLcQ3sRmUv7d"}'),
         ("tests/test_csrf.py", 'data = {"csrfmiddlewaretoken": "x8GqPe2BXn4aHfKJ9wTzPLcQ3sRmUv"}'),
-        ("templates/base.html",
-         '<script src="/static/app.js" integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/'
-         'uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC" crossorigin="anonymous"></script>'),
-        ("package-lock.json",
-         '"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXGOBO'
-         'bhQ9xC9nqtvxQrGd83tpYw=="'),
-        ("static/app.js",
-         'const DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA'
-         '60e6kgAAAABJRU5ErkJggg==";'),
-        ("static/app.js",
-         'img.src = "data:image/png;base64," + "iVBORw0KGgoAAAANSUhEUgAAAAUAAAAFCAYAAACNbyblAAAAH'
-         'ElEQVQI12P4//8/w38GIAXDIBKE0DHxgljNBAAO9TXL0Y4OHwAAAABJRU5ErkJggg==";'),
-        ("tests/test_img.py",
-         'JPEG = "/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkI"'),
+        (
+            "templates/base.html",
+            '<script src="/static/app.js" integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/'
+            'uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC" crossorigin="anonymous"></script>',
+        ),
+        (
+            "package-lock.json",
+            '"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXGOBO'
+            'bhQ9xC9nqtvxQrGd83tpYw=="',
+        ),
+        (
+            "static/app.js",
+            'const DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA'
+            '60e6kgAAAABJRU5ErkJggg==";',
+        ),
+        (
+            "static/app.js",
+            'img.src = "data:image/png;base64," + '
+            '"iVBORw0KGgoAAAANSUhEUgAAAAUAAAAFCAYAAACNbyblAAAAH'
+            'ElEQVQI12P4//8/w38GIAXDIBKE0DHxgljNBAAO9TXL0Y4OHwAAAABJRU5ErkJggg==";',
+        ),
+        (
+            "tests/test_img.py",
+            'JPEG = "/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkI"',
+        ),
         ("tests/test_img.py", 'GIF = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"'),
-        ("web/index.html",
-         '<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAUAAAAFCAYAAACNbyblAAAAH'
-         'ElEQVQI12P4//8/w38GIAXDIBKE0DHxgljNBAAO9TXL0Y4OHwAAAABJRU5ErkJggg==">'),
+        (
+            "web/index.html",
+            '<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAUAAAAFCAYAAACNbyblAAAAH'
+            'ElEQVQI12P4//8/w38GIAXDIBKE0DHxgljNBAAO9TXL0Y4OHwAAAABJRU5ErkJggg==">',
+        ),
     ],
 )
 def test_keeps_test_vectors_and_public_values(path: str, line: str) -> None:
@@ -477,17 +521,26 @@ def test_keeps_test_vectors_and_public_values(path: str, line: str) -> None:
 @pytest.mark.parametrize(
     ("path", "line", "kind"),
     [
-        ("tests/test_db.py", 'url = "postgres://app:S3cr3t-Pr0d-Pa55@db.internal:5432/app"',
-         "connection-string"),
-        ("tests/test_db.py", 'url = "https://deploy:Kx9mP2qLw7@api.example.com/"',
-         "connection-string"),
+        (
+            "tests/test_db.py",
+            'url = "postgres://app:S3cr3t-Pr0d-Pa55@db.internal:5432/app"',
+            "connection-string",
+        ),
+        (
+            "tests/test_db.py",
+            'url = "https://deploy:Kx9mP2qLw7@api.example.com/"',
+            "connection-string",
+        ),
         ("tests/test_http.py", "Authorization: Basic ZGVwbG95OkN1NXZKUDVncTNxSUNp", "basic-auth"),
         ("app.py", 'AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLQ"', "aws-access-key"),
         ("settings.py", 'CSRF_SECRET_KEY = "x8GqPe2BXn4aHfKJ9wTzPLcQ3sRmUv7d"', "secret"),
         ("settings.py", 'WTF_CSRF_SECRET_KEY = "Kq8Zr2LmX9vT4nB7kW1pYx3"', "secret"),
         ("tests/test_csrf.py", 'signing = "x8GqPe2BXn4aHfKJ9wTzPLcQ3sRmUv7dhJf"', "high-entropy"),
-        ("static/app.js", 'const KEY = "iVBORxQ9pLm4Rt7Yb3Nc8Wd6FhKq8Zr2LmX9vT4nB7kW1";',
-         "high-entropy"),
+        (
+            "static/app.js",
+            'const KEY = "iVBORxQ9pLm4Rt7Yb3Nc8Wd6FhKq8Zr2LmX9vT4nB7kW1";',
+            "high-entropy",
+        ),
     ],
 )
 def test_real_values_beside_the_exemptions_are_redacted(path: str, line: str, kind: str) -> None:
@@ -518,10 +571,23 @@ def test_keys_with_crlf_and_unicode_keep_lines() -> None:
 
 
 FRAGMENTS = [
-    "\n", "\r\n", " ", 'password = "', '"', "'", "=", ":", "-----BEGIN RSA PRIVATE KEY-----",
-    "-----END RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MZ",
-    "ghp_yGeFyjkzSzmyGTujufPCLaW9J8pKudWjvw8T", "postgres://u:p4ss@h/db", "token: ",
-    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0", "é", "\\n",
+    "\n",
+    "\r\n",
+    " ",
+    'password = "',
+    '"',
+    "'",
+    "=",
+    ":",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----",
+    "MIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MZ",
+    "ghp_yGeFyjkzSzmyGTujufPCLaW9J8pKudWjvw8T",
+    "postgres://u:p4ss@h/db",
+    "token: ",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0",
+    "é",
+    "\\n",
 ]
 
 

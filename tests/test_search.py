@@ -29,8 +29,18 @@ from codecite.retrieve.pack import estimate_tokens, pack
 from codecite.store.sqlite_search import fts_match
 
 FIXTURES = Path(__file__).parent / "fixtures"
-R_FIELDS = {"path", "start_line", "end_line", "name", "qualname", "kind", "language", "score",
-            "source", "content"}
+R_FIELDS = {
+    "path",
+    "start_line",
+    "end_line",
+    "name",
+    "qualname",
+    "kind",
+    "language",
+    "score",
+    "source",
+    "content",
+}
 #: Floors the current pipeline reaches on the shop golden set (measured: file R@5 0.89,
 #: chunk R@5 0.73); a regression below them fails CI. The in-memory store reaches the same
 #: numbers (file R@5 0.8929, chunk R@5 0.7341, chunk MRR 0.8698 for both stores; its BM25
@@ -61,8 +71,13 @@ def searcher(shop: Path, request: pytest.FixtureRequest) -> Iterator[Searcher]:
 
 def test_golden_set_recall_floor(searcher: Searcher) -> None:
     golden = load_golden(FIXTURES / "shop_golden.jsonl")
-    results = [[Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
-                for h in searcher.search(q.query, k=10).hits] for q in golden]
+    results = [
+        [
+            Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
+            for h in searcher.search(q.query, k=10).hits
+        ]
+        for q in golden
+    ]
     report = evaluate(golden, results, k=10)
     assert report.file.recall_at_5 >= FILE_RECALL_AT_5_FLOOR
     assert report.chunk.recall_at_5 >= CHUNK_RECALL_AT_5_FLOOR
@@ -72,9 +87,13 @@ def test_full_pipeline_beats_plain_fusion_on_golden(searcher: Searcher) -> None:
     golden = load_golden(FIXTURES / "shop_golden.jsonl")
 
     def chunk_mrr(expand: bool | None = None, rerank: bool | None = None) -> float:
-        results = [[Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
-                    for h in searcher.search(q.query, k=10, expand=expand, rerank=rerank).hits]
-                   for q in golden]
+        results = [
+            [
+                Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
+                for h in searcher.search(q.query, k=10, expand=expand, rerank=rerank).hits
+            ]
+            for q in golden
+        ]
         return evaluate(golden, results, k=10).chunk.mrr
 
     assert chunk_mrr() > chunk_mrr(expand=False, rerank=False)
@@ -158,7 +177,8 @@ def test_unit_pieces() -> None:
     info = analyse("calculatePriceWithTax in `web/src/cart.ts`")
     assert "calculatePriceWithTax" in info.identifiers and info.identifier_share >= 0.5
     assert rrf({"a": ["x", "y"], "b": ["y"]}, {"a": 1.0, "b": 2.0}, k=60)["y"] == pytest.approx(
-        1 / 62 + 2 / 61)
+        1 / 62 + 2 / 61
+    )
     assert path_matches("*.ts", "web/src/cart.ts") and not path_matches("*.ts", "a.py")
     assert path_matches("shop", "shop/x.py") and not path_matches("shop", "shopping/x.py")
     assert path_matches("src/**/*.py", "src/a/b.py")
@@ -166,8 +186,14 @@ def test_unit_pieces() -> None:
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "codecite", *args], capture_output=True,
-                          text=True, input=stdin, env=dict(os.environ), timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "codecite", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env=dict(os.environ),
+        timeout=300,
+    )
 
 
 def test_cli_search_json_contract_and_batch(shop: Path) -> None:
@@ -176,8 +202,12 @@ def test_cli_search_json_contract_and_batch(shop: Path) -> None:
     data = json.loads(proc.stdout)
     assert data["query"] == "where is the VIP discount computed"
     assert len(data["results"]) == 5 and all(set(r) >= R_FIELDS for r in data["results"])
-    batch = "\n".join(json.dumps({"id": i, "query": q}) for i, q in enumerate(
-        ["tax rate for a region", "cancel an order", "sales commission payout"]))
+    batch = "\n".join(
+        json.dumps({"id": i, "query": q})
+        for i, q in enumerate(
+            ["tax rate for a region", "cancel an order", "sales commission payout"]
+        )
+    )
     proc = _cli("search", "--batch", "-", str(shop), "-k", "3", stdin=batch + "\nnot json\n")
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]

@@ -17,10 +17,19 @@ from codecite.types import Chunk, Edge, Import, Reference, make_chunk_id, sha256
 def _chunk(path: str, name: str, body: str, start: int = 1) -> Chunk:
     h = sha256_text(body)
     return Chunk(
-        id=make_chunk_id("r", path, "function", name, h), repo="r", path=path,
-        language="python", kind="function", name=name, qualname=name, start_line=start,
-        end_line=start + body.count("\n"), content=body, context=f"# path: {path}",
-        content_hash=h, signature=f"def {name}():",
+        id=make_chunk_id("r", path, "function", name, h),
+        repo="r",
+        path=path,
+        language="python",
+        kind="function",
+        name=name,
+        qualname=name,
+        start_line=start,
+        end_line=start + body.count("\n"),
+        content=body,
+        context=f"# path: {path}",
+        content_hash=h,
+        signature=f"def {name}():",
     )
 
 
@@ -111,8 +120,14 @@ def test_snapshot_mismatch_is_ignored(tmp_path: Path) -> None:
 def test_chunks_under_a_folder_do_not_match_prefix_siblings(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "idx")
     with store.transaction():
-        store.add_chunks([_chunk("src/a.py", "a", "x\n"), _chunk("src2/b.py", "b", "y\n"),
-                          _chunk("src_x/c.py", "c", "z\n")], [1.0, 1.0, 1.0])
+        store.add_chunks(
+            [
+                _chunk("src/a.py", "a", "x\n"),
+                _chunk("src2/b.py", "b", "y\n"),
+                _chunk("src_x/c.py", "c", "z\n"),
+            ],
+            [1.0, 1.0, 1.0],
+        )
     assert [c.path for c in store.chunks("src")] == ["src/a.py"]
     assert [c.path for c in store.chunks("src/a.py")] == ["src/a.py"]
 

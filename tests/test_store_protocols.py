@@ -35,34 +35,50 @@ from codecite.types import Chunk, Edge, sha256_text
 FIXTURES = Path(__file__).parent / "fixtures"
 READ_PROTOCOLS = (ChunkReader, GraphReader, KeywordIndex, VectorSource, ReadStore)
 #: Keyword queries naming one identifier: both backends must rank the same chunk first.
-IDENTIFIER_QUERIES = ("calculatePriceWithTax", "apply_loyalty_discount", "Deal.status",
-                      "checkout", "authorize", "calculate_tax", "cancel_order")
+IDENTIFIER_QUERIES = (
+    "calculatePriceWithTax",
+    "apply_loyalty_discount",
+    "Deal.status",
+    "checkout",
+    "authorize",
+    "calculate_tax",
+    "cancel_order",
+)
 #: Agreement of the two BM25s on the golden questions, measured on the shop fixture:
 #: identical rankings (overlap 1.00 at 10 and at 50, with and without filters). Pinned a
 #: little lower so that a different order among equal scores does not fail the test.
 MIN_MEAN_OVERLAP_AT_10 = 0.95
 MIN_OVERLAP_AT_10 = 0.8
 MIN_TOP1_AGREEMENT = 0.95
-FILTERS = (None, Filters(languages=("typescript",)), Filters(path="tests/**"),
-           Filters(kinds=("method",)), Filters(path="*.go"), Filters(repo="shop"),
-           Filters(languages=("python",), kinds=("function",), path="shop"))
+FILTERS = (
+    None,
+    Filters(languages=("typescript",)),
+    Filters(path="tests/**"),
+    Filters(kinds=("method",)),
+    Filters(path="*.go"),
+    Filters(repo="shop"),
+    Filters(languages=("python",), kinds=("function",), path="shop"),
+)
 
 
 # --- static conformance: mypy fails here when a signature drifts ----------------------------
-def _sqlite_conforms(store: SQLiteStore) -> tuple[
-        ChunkReader, GraphReader, KeywordIndex, VectorSource, ReadStore, IndexWriter]:
+def _sqlite_conforms(
+    store: SQLiteStore,
+) -> tuple[ChunkReader, GraphReader, KeywordIndex, VectorSource, ReadStore, IndexWriter]:
     return (store, store, store, store, store, store)
 
 
-def _memory_conforms(store: MemoryStore) -> tuple[
-        ChunkReader, GraphReader, KeywordIndex, VectorSource, ReadStore]:
+def _memory_conforms(
+    store: MemoryStore,
+) -> tuple[ChunkReader, GraphReader, KeywordIndex, VectorSource, ReadStore]:
     return (store, store, store, store, store)
 
 
 # --- fixtures -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory
-           ) -> Iterator[tuple[SQLiteStore, MemoryStore, Config]]:
+def stores(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[SQLiteStore, MemoryStore, Config]]:
     """The shop fixture indexed for real, and an in-memory copy of its index."""
     root = tmp_path_factory.mktemp("protocols") / "shop"
     shutil.copytree(FIXTURES / "shop", root)
@@ -76,30 +92,72 @@ def _weights(config: Config) -> KeywordWeights:
     return (config.bm25_symbol_weight, config.bm25_path_weight, config.bm25_body_weight)
 
 
-def _chunk(path: str, name: str, content: str, *, kind: str = "function",
-           language: str = "python", docstring: str = "", part: int = 0) -> Chunk:
+def _chunk(
+    path: str,
+    name: str,
+    content: str,
+    *,
+    kind: str = "function",
+    language: str = "python",
+    docstring: str = "",
+    part: int = 0,
+) -> Chunk:
     digest = sha256_text(content)
-    return Chunk(f"{path}:{name}:{part}", "demo", path, language, kind, name, name, 1,
-                 content.count("\n") + 1, content, "", digest, f"def {name}():", docstring,
-                 "", part)
+    return Chunk(
+        f"{path}:{name}:{part}",
+        "demo",
+        path,
+        language,
+        kind,
+        name,
+        name,
+        1,
+        content.count("\n") + 1,
+        content,
+        "",
+        digest,
+        f"def {name}():",
+        docstring,
+        "",
+        part,
+    )
 
 
 TINY = [
-    _chunk("app/pricing.py", "apply_discount", "def apply_discount(total):\n"
-           "    return total * 0.9  # loyalty discount\n", docstring="Apply the discount."),
-    _chunk("app/orders.py", "cancel_order", "def cancel_order(order):\n"
-           "    refund(order)\n    order.status = 'cancelled'\n"),
+    _chunk(
+        "app/pricing.py",
+        "apply_discount",
+        "def apply_discount(total):\n    return total * 0.9  # loyalty discount\n",
+        docstring="Apply the discount.",
+    ),
+    _chunk(
+        "app/orders.py",
+        "cancel_order",
+        "def cancel_order(order):\n    refund(order)\n    order.status = 'cancelled'\n",
+    ),
     _chunk("app/orders.py", "refund", "def refund(order):\n    pay_back(order.total)\n"),
-    _chunk("web/cart.ts", "cartTotal", "function cartTotal(items) {\n"
-           "  return items.reduce((a, b) => a + b.price, 0) // discount later\n}\n",
-           language="typescript"),
+    _chunk(
+        "web/cart.ts",
+        "cartTotal",
+        "function cartTotal(items) {\n"
+        "  return items.reduce((a, b) => a + b.price, 0) // discount later\n}\n",
+        language="typescript",
+    ),
     _chunk("app/orders.py", "orders", "import pricing\n", kind="module"),
-    _chunk("docs/discounts.md", "Discounts", "# Discounts\nA loyalty discount of ten "
-           "percent; discount codes stack with the loyalty discount.\n", kind="section",
-           language="markdown"),
+    _chunk(
+        "docs/discounts.md",
+        "Discounts",
+        "# Discounts\nA loyalty discount of ten "
+        "percent; discount codes stack with the loyalty discount.\n",
+        kind="section",
+        language="markdown",
+    ),
 ]
-TINY_EDGES = [Edge(TINY[1].id, TINY[2].id, "calls", 2), Edge(TINY[0].id, TINY[3].id, "calls", 1),
-              Edge(TINY[4].id, TINY[0].id, "imports", 1)]
+TINY_EDGES = [
+    Edge(TINY[1].id, TINY[2].id, "calls", 2),
+    Edge(TINY[0].id, TINY[3].id, "calls", 1),
+    Edge(TINY[4].id, TINY[0].id, "imports", 1),
+]
 
 
 @pytest.fixture
@@ -114,16 +172,18 @@ def tiny(tmp_path: Path) -> tuple[SQLiteStore, MemoryStore]:
 
 
 # --- conformance ----------------------------------------------------------------------------
-def test_sqlite_store_conforms_to_every_protocol(stores: tuple[SQLiteStore, MemoryStore,
-                                                                Config]) -> None:
+def test_sqlite_store_conforms_to_every_protocol(
+    stores: tuple[SQLiteStore, MemoryStore, Config],
+) -> None:
     sqlite_store, _, _ = stores
     assert all(s is sqlite_store for s in _sqlite_conforms(sqlite_store))
     for protocol in (*READ_PROTOCOLS, IndexWriter):
         assert isinstance(sqlite_store, protocol), protocol.__name__
 
 
-def test_memory_store_conforms_to_the_read_protocols(stores: tuple[SQLiteStore, MemoryStore,
-                                                                    Config]) -> None:
+def test_memory_store_conforms_to_the_read_protocols(
+    stores: tuple[SQLiteStore, MemoryStore, Config],
+) -> None:
     _, memory, _ = stores
     assert all(s is memory for s in _memory_conforms(memory))
     for protocol in READ_PROTOCOLS:
@@ -135,10 +195,13 @@ def test_memory_store_uses_no_sql() -> None:
     """The helper proves something only if it shares no storage code with SQLite."""
     source = (Path(__file__).parent / "memstore.py").read_text()
     tree = ast.parse(source)
-    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names}
-    imported |= {node.module or "" for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom)}
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "sqlite3" not in imported
     # codecite.store.sqlite only for the type of copy_of's argument (under TYPE_CHECKING)
     assert not any(m.startswith("codecite.store.sqlite_") for m in imported)
@@ -157,15 +220,18 @@ def test_same_chunks(stores: tuple[SQLiteStore, MemoryStore, Config]) -> None:
     assert memory.get_chunks([]) == sqlite_store.get_chunks([]) == {}
 
 
-def test_same_metadata_counts_and_vectors(stores: tuple[SQLiteStore, MemoryStore,
-                                                        Config]) -> None:
+def test_same_metadata_counts_and_vectors(stores: tuple[SQLiteStore, MemoryStore, Config]) -> None:
     sqlite_store, memory, _ = stores
     for key in ("repo", "embedder_spec", "embedding_dim", "format_version", "missing"):
         assert memory.get_meta(key) == sqlite_store.get_meta(key)
     assert memory.get_meta("missing", "x") == sqlite_store.get_meta("missing", "x") == "x"
     assert memory.document_count() == sqlite_store.document_count() > 100
-    vocabulary = {token for chunk in sqlite_store.chunks() for text in keyword_row(chunk)
-                  for token in text.split()}
+    vocabulary = {
+        token
+        for chunk in sqlite_store.chunks()
+        for text in keyword_row(chunk)
+        for token in text.split()
+    }
     for term in [*sorted(vocabulary)[::7], "discount", "order", "zzznothing", "DISCOUNT"]:
         assert memory.document_frequency(term) == sqlite_store.document_frequency(term), term
     assert memory.vector_count() == sqlite_store.vector_count() > 0
@@ -173,20 +239,29 @@ def test_same_metadata_counts_and_vectors(stores: tuple[SQLiteStore, MemoryStore
     assert got is not None and want is not None
     assert got.ids == want.ids and np.array_equal(got.matrix, want.matrix)
     assert (got.languages, got.kinds, got.paths, got.repos) == (
-        want.languages, want.kinds, want.paths, want.repos)
+        want.languages,
+        want.kinds,
+        want.paths,
+        want.repos,
+    )
 
 
-def test_same_symbol_lookups_in_the_same_order(stores: tuple[SQLiteStore, MemoryStore,
-                                                             Config]) -> None:
+def test_same_symbol_lookups_in_the_same_order(
+    stores: tuple[SQLiteStore, MemoryStore, Config],
+) -> None:
     sqlite_store, memory, _ = stores
     names = sorted({n for c in sqlite_store.chunks() for n in (c.name, c.qualname) if n})
     assert len(names) > 50
     for name in [*names, "nothing_named_so"]:
         for column in ("qualname", "name"):
-            for filters, limit in ((None, 50), (Filters(languages=("python",)), 50),
-                                   (Filters(kinds=("method", "function")), 1)):
+            for filters, limit in (
+                (None, 50),
+                (Filters(languages=("python",)), 50),
+                (Filters(kinds=("method", "function")), 1),
+            ):
                 assert memory.find_symbols(name, column, filters, limit) == (
-                    sqlite_store.find_symbols(name, column, filters, limit)), (name, column)
+                    sqlite_store.find_symbols(name, column, filters, limit)
+                ), (name, column)
 
 
 def test_same_edges(stores: tuple[SQLiteStore, MemoryStore, Config]) -> None:
@@ -236,30 +311,52 @@ def test_keyword_search_agrees(stores: tuple[SQLiteStore, MemoryStore, Config]) 
     assert sum(top1) / len(top1) >= MIN_TOP1_AGREEMENT
 
 
-def test_keyword_search_edge_cases_agree(stores: tuple[SQLiteStore, MemoryStore,
-                                                       Config]) -> None:
+def test_keyword_search_edge_cases_agree(stores: tuple[SQLiteStore, MemoryStore, Config]) -> None:
     sqlite_store, memory, config = stores
     weights = _weights(config)
-    for terms, limit in (([], 10), (["zzznothing"], 10), (['quo"te', "order"], 5),
-                         (["order"], 0), (["order", "order"], 3), (["apply_loyalty_discount"], 5),
-                         (["ORDER"], 5), (["$"], 5)):
+    for terms, limit in (
+        ([], 10),
+        (["zzznothing"], 10),
+        (['quo"te', "order"], 5),
+        (["order"], 0),
+        (["order", "order"], 3),
+        (["apply_loyalty_discount"], 5),
+        (["ORDER"], 5),
+        (["$"], 5),
+    ):
         assert memory.keyword_search(terms, None, limit, weights) == (
-            sqlite_store.keyword_search(terms, None, limit, weights)), terms
+            sqlite_store.keyword_search(terms, None, limit, weights)
+        ), terms
 
 
 # --- the in-memory BM25 on a hand-made index ------------------------------------------------
 def test_tiny_index_agrees_exactly(tiny: tuple[SQLiteStore, MemoryStore]) -> None:
     sqlite_store, memory = tiny
     weights: KeywordWeights = (4.0, 2.0, 1.0)
-    for terms in (["discount"], ["loyalty", "discount"], ["order"], ["apply_discount"],
-                  ["cart", "total"], ["refund", "cancel"], ["app"], ["percent"]):
-        for filters in (None, Filters(languages=("python",)), Filters(kinds=("section",)),
-                        Filters(path="app/**"), Filters(repo="other")):
+    for terms in (
+        ["discount"],
+        ["loyalty", "discount"],
+        ["order"],
+        ["apply_discount"],
+        ["cart", "total"],
+        ["refund", "cancel"],
+        ["app"],
+        ["percent"],
+    ):
+        for filters in (
+            None,
+            Filters(languages=("python",)),
+            Filters(kinds=("section",)),
+            Filters(path="app/**"),
+            Filters(repo="other"),
+        ):
             assert memory.keyword_search(terms, filters, 10, weights) == (
-                sqlite_store.keyword_search(terms, filters, 10, weights)), (terms, filters)
+                sqlite_store.keyword_search(terms, filters, 10, weights)
+            ), (terms, filters)
     assert list(memory.chunks()) == list(sqlite_store.chunks())
     assert memory.find_symbols("orders", "name", None, 5) == sqlite_store.find_symbols(
-        "orders", "name", None, 5)
+        "orders", "name", None, 5
+    )
     assert memory.edges_from(TINY[1].id) == sqlite_store.edges_from(TINY[1].id)
     assert memory.edges_to(TINY[0].id, "imports") == sqlite_store.edges_to(TINY[0].id, "imports")
     assert memory.vector_rows() is None and sqlite_store.vector_rows() is None
@@ -270,8 +367,12 @@ def test_tiny_index_bm25_behaviour(tiny: tuple[SQLiteStore, MemoryStore]) -> Non
     _, memory = tiny
     by_id = {c.id: c for c in TINY}
 
-    def names(terms: list[str], filters: Filters | None = None, limit: int = 10,
-              weights: KeywordWeights = (4.0, 2.0, 1.0)) -> list[str]:
+    def names(
+        terms: list[str],
+        filters: Filters | None = None,
+        limit: int = 10,
+        weights: KeywordWeights = (4.0, 2.0, 1.0),
+    ) -> list[str]:
         return [by_id[i].name for i in memory.keyword_search(terms, filters, limit, weights)]
 
     # OR semantics: either term matches
@@ -288,16 +389,17 @@ def test_tiny_index_bm25_behaviour(tiny: tuple[SQLiteStore, MemoryStore]) -> Non
     # symbol look-ups: definitions before module chunks
     assert memory.find_symbols("orders", "name", None, 5) == [TINY[4].id]
     assert memory.document_frequency("discount") == 3
-    assert memory.edges_among([TINY[1].id, TINY[2].id, TINY[3].id]) == [(TINY[1].id,
-                                                                          TINY[2].id)]
+    assert memory.edges_among([TINY[1].id, TINY[2].id, TINY[3].id]) == [(TINY[1].id, TINY[2].id)]
 
 
 def test_chunks_under_a_path_prefix_are_case_sensitive(tmp_path: Path) -> None:
     """``chunks("SHOP")`` must not return ``shop/`` (SQLite's LIKE ignored ASCII case)."""
     from repos import make_git_repo
 
-    repo = make_git_repo(tmp_path / "case", {"shop/a.py": "def a():\n    return 1\n",
-                                             "shopping/b.py": "def b():\n    return 2\n"})
+    repo = make_git_repo(
+        tmp_path / "case",
+        {"shop/a.py": "def a():\n    return 1\n", "shopping/b.py": "def b():\n    return 2\n"},
+    )
     with codecite.open_index(repo) as index:
         index.update(embed=False)
         assert list(index.chunks("SHOP")) == []

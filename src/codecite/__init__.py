@@ -34,13 +34,28 @@ if TYPE_CHECKING:
 # Public names → defining module. Imported on first use, so that importing one
 # stage (``codecite.chunking``) does not load the embedding model's stack.
 _EXPORTS = {
-    "Answer": "answer.answerer", "Citation": "answer.citations", "LLM": "answer.llm",
-    "LLMChoice": "answer.llm", "Index": "api", "IndexStatus": "api", "find_index": "api",
-    "open_existing": "api", "open_index": "api", "Config": "config", "Endpoint": "config",
-    "load_config": "config", "CodeciteError": "errors", "Interrupted": "errors",
-    "UserError": "errors", "Filters": "filters", "IndexReport": "indexer",
-    "Progress": "progress", "Hit": "retrieve.types", "SearchResult": "retrieve.types",
-    "Chunk": "types", "Edge": "types",
+    "Answer": "answer.answerer",
+    "Citation": "answer.citations",
+    "LLM": "answer.llm",
+    "LLMChoice": "answer.llm",
+    "Index": "api",
+    "IndexStatus": "api",
+    "find_index": "api",
+    "open_existing": "api",
+    "open_index": "api",
+    "Config": "config",
+    "Endpoint": "config",
+    "load_config": "config",
+    "CodeciteError": "errors",
+    "Interrupted": "errors",
+    "UserError": "errors",
+    "Filters": "filters",
+    "IndexReport": "indexer",
+    "Progress": "progress",
+    "Hit": "retrieve.types",
+    "SearchResult": "retrieve.types",
+    "Chunk": "types",
+    "Edge": "types",
 }
 
 

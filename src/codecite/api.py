@@ -25,8 +25,17 @@ from .types import Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
 
 __all__ = [
-    "MAX_K", "Answer", "Filters", "Hit", "Index", "IndexStatus", "LLMChoice", "SearchResult",
-    "find_index", "open_existing", "open_index",
+    "MAX_K",
+    "Answer",
+    "Filters",
+    "Hit",
+    "Index",
+    "IndexStatus",
+    "LLMChoice",
+    "SearchResult",
+    "find_index",
+    "open_existing",
+    "open_index",
 ]
 
 INDEX_DIRNAME = ".codecite"
@@ -108,9 +117,16 @@ class Index:
     def _log_dir(self) -> Path | None:
         return self.dir if self.config.query_log else None
 
-    def search(self, query: str, k: int = 10, filters: Filters | None = None, *,
-               expand: bool | None = None, rerank: bool | None = None,
-               budget: int | None = None) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        filters: Filters | None = None,
+        *,
+        expand: bool | None = None,
+        rerank: bool | None = None,
+        budget: int | None = None,
+    ) -> SearchResult:
         """Ranked hits for ``query``: keyword + vector search fused, graph expansion and
         rerank (``None``: as the config says; both on by default), packed to ``budget``
         tokens when given. Build ``filters`` from user input with :meth:`Filters.parse`."""
@@ -119,12 +135,18 @@ class Index:
         if not 1 <= k <= MAX_K:
             raise UserError(f"k must be between 1 and {MAX_K}, got {k}")
         with self.store.reporting_damage():
-            return self.searcher.search(query, k=k, filters=filters, expand=expand,
-                                        rerank=rerank, budget=budget)
+            return self.searcher.search(
+                query, k=k, filters=filters, expand=expand, rerank=rerank, budget=budget
+            )
 
-    def ask(self, question: str, llm: str | LLM | LLMChoice | None = "auto", *,
-            filters: Filters | None = None,
-            on_token: Callable[[str], None] | None = None) -> Answer:
+    def ask(
+        self,
+        question: str,
+        llm: str | LLM | LLMChoice | None = "auto",
+        *,
+        filters: Filters | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> Answer:
         """A grounded answer: every citation checked against the retrieved context.
 
         ``llm``: ``"auto"`` (a configured endpoint, else Ollama on localhost, else
@@ -137,11 +159,21 @@ class Index:
         choice = self.choose_llm(llm)
         answerer = Answerer(self.searcher, log_dir=self._log_dir())
         with self.store.reporting_damage():
-            return answerer.ask(question, llm=choice.llm, llm_reason=choice.reason,
-                                filters=filters, on_token=on_token)
+            return answerer.ask(
+                question,
+                llm=choice.llm,
+                llm_reason=choice.reason,
+                filters=filters,
+                on_token=on_token,
+            )
 
-    def ask_stream(self, question: str, llm: str | LLM | LLMChoice | None = "auto", *,
-                   filters: Filters | None = None) -> Iterator[str | Answer]:
+    def ask_stream(
+        self,
+        question: str,
+        llm: str | LLM | LLMChoice | None = "auto",
+        *,
+        filters: Filters | None = None,
+    ) -> Iterator[str | Answer]:
         """:meth:`ask`, streamed: the answer's pieces (``str``) as they arrive, then the
         checked :class:`Answer` as the last item (extractive answers come whole)."""
         if not question.strip():
@@ -149,13 +181,15 @@ class Index:
         choice = self.choose_llm(llm)
         answerer = Answerer(self.searcher, log_dir=self._log_dir())
         with self.store.reporting_damage():
-            draft = answerer.prepare(question, llm=choice.llm, llm_reason=choice.reason,
-                                     filters=filters)
+            draft = answerer.prepare(
+                question, llm=choice.llm, llm_reason=choice.reason, filters=filters
+            )
         text = None
         if draft.messages is not None and choice.llm is not None:
             model = choice.llm
             text = yield from stream_pieces(
-                lambda on_token: answerer.generate(draft, model, on_token))
+                lambda on_token: answerer.generate(draft, model, on_token)
+            )
         yield answerer.finish(draft, text)
 
     def choose_llm(self, llm: str | LLM | LLMChoice | None = "auto") -> LLMChoice:
@@ -172,17 +206,24 @@ class Index:
     def repo(self) -> str:
         return self.config.repo_name or self.store.get_meta("repo") or self.root.name
 
-    def update(self, *, full: bool = False, embed: bool = True, dry_run: bool = False,
-               on_progress: ProgressFn | None = None,
-               on_wait: Callable[[str], None] | None = None) -> IndexReport:
+    def update(
+        self,
+        *,
+        full: bool = False,
+        embed: bool = True,
+        dry_run: bool = False,
+        on_progress: ProgressFn | None = None,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> IndexReport:
         """Bring the index up to date with the files; only what changed is redone.
 
         One writer at a time: when another process is indexing into the same folder,
         ``on_wait(pid)`` is called and this waits for it, then does only what is left.
         """
         if self.store.readonly:
-            raise UserError(f"{self.dir} was opened read-only; open it with "
-                            "`open_index(path)` to update it")
+            raise UserError(
+                f"{self.dir} was opened read-only; open it with `open_index(path)` to update it"
+            )
         indexer = Indexer(self.store, self.root, self.config, self.repo, on_progress)
         with self.store.reporting_damage():
             if dry_run:
@@ -204,11 +245,17 @@ class Index:
         meta = self.store.get_meta
         walked = walk(self.root, self.config)
         status = IndexStatus(
-            root=str(self.root), index_dir=str(self.dir), files=counts["files"],
-            chunks=counts["chunks"], vectors=counts["vectors"], edges=counts["edges"],
-            embedder=meta("embedder"), embedding_dim=int(meta("embedding_dim", "0") or 0),
+            root=str(self.root),
+            index_dir=str(self.dir),
+            files=counts["files"],
+            chunks=counts["chunks"],
+            vectors=counts["vectors"],
+            edges=counts["edges"],
+            embedder=meta("embedder"),
+            embedding_dim=int(meta("embedding_dim", "0") or 0),
             format_version=int(meta("format_version", "0")),
-            indexed_commit=meta("indexed_commit"), head_commit=walked.head_commit,
+            indexed_commit=meta("indexed_commit"),
+            head_commit=walked.head_commit,
             files_by_language=self.store.group_counts("files", "language"),
             chunks_by_kind=self.store.group_counts("chunks", "kind"),
             edges_by_kind=self.store.group_counts("edges", "kind"),
@@ -240,15 +287,24 @@ class Index:
     def __enter__(self) -> Index:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
 
-def open_index(path: str | Path = ".", *, index_dir: str | Path | None = None,
-               config: Config | None = None, create: bool = True,
-               overrides: dict[str, object] | None = None,
-               discard_damaged: bool = False) -> Index:
+def open_index(
+    path: str | Path = ".",
+    *,
+    index_dir: str | Path | None = None,
+    config: Config | None = None,
+    create: bool = True,
+    overrides: dict[str, object] | None = None,
+    discard_damaged: bool = False,
+) -> Index:
     """Open (or create) the index of the repository at ``path``.
 
     ``index_dir`` defaults to ``path/.codecite``. With ``create=False`` the index is
@@ -259,14 +315,11 @@ def open_index(path: str | Path = ".", *, index_dir: str | Path | None = None,
     root = _root_of(path)
     folder = Path(index_dir).expanduser().resolve() if index_dir else root / INDEX_DIRNAME
     if not create and not (folder / DB_NAME).is_file():
-        raise IndexMissingError(
-            f"no index at {folder}; build one with `codecite index {path}`"
-        )
+        raise IndexMissingError(f"no index at {folder}; build one with `codecite index {path}`")
     if create:
         _check_index_folder(folder)
     cfg = config or load_config(root, overrides=overrides)
-    store = SQLiteStore(folder, create=create, readonly=not create,
-                        discard_damaged=discard_damaged)
+    store = SQLiteStore(folder, create=create, readonly=not create, discard_damaged=discard_damaged)
     return Index(root, folder, cfg, store)
 
 
@@ -277,8 +330,9 @@ def _check_index_folder(folder: Path) -> None:
         raise PathError(f"{folder}: is a file; --index takes a folder for the index")
     if not folder.is_dir() or (folder / DB_NAME).is_file():
         return
-    foreign = sorted(p.name for p in folder.iterdir() if p.name not in OWN_FILES
-                     and ".tmp" not in p.name)
+    foreign = sorted(
+        p.name for p in folder.iterdir() if p.name not in OWN_FILES and ".tmp" not in p.name
+    )
     if foreign:
         raise PathError(
             f"{folder}: this folder holds other files ({', '.join(foreign[:3])}"
@@ -287,8 +341,11 @@ def _check_index_folder(folder: Path) -> None:
         )
 
 
-def open_existing(index_dir: str | Path | None = None, start: str | Path = ".",
-                  overrides: dict[str, object] | None = None) -> Index:
+def open_existing(
+    index_dir: str | Path | None = None,
+    start: str | Path = ".",
+    overrides: dict[str, object] | None = None,
+) -> Index:
     """Open an existing index read-only: ``index_dir`` if given, else the nearest one
     above ``start``."""
     if index_dir:

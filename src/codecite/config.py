@@ -18,8 +18,13 @@ from .errors import ConfigError
 
 ENV_PREFIX = "CODECITE_"
 #: Every environment variable that configures the chat endpoint (for docs and tests).
-LLM_ENV_VARS = ("CODECITE_LLM_BASE_URL", "OPENAI_BASE_URL", "CODECITE_LLM_API_KEY",
-                "OPENAI_API_KEY", "CODECITE_LLM_MODEL")
+LLM_ENV_VARS = (
+    "CODECITE_LLM_BASE_URL",
+    "OPENAI_BASE_URL",
+    "CODECITE_LLM_API_KEY",
+    "OPENAI_API_KEY",
+    "CODECITE_LLM_MODEL",
+)
 #: API keys are read from the environment only (never from a file that may be committed).
 LLM_API_KEY_ENVS = ("CODECITE_LLM_API_KEY", "OPENAI_API_KEY")
 EMBED_BASE_URL_ENVS = ("CODECITE_OPENAI_BASE_URL", "OPENAI_BASE_URL")
@@ -178,8 +183,10 @@ class Config:
         env = os.environ if environ is None else environ
         return Endpoint(
             base_url=(self.llm_base_url or first_env(env, ("OPENAI_BASE_URL",))).rstrip("/"),
-            api_key=first_env(env, LLM_API_KEY_ENVS), model=self.llm_model,
-            timeout=self.llm_timeout, max_retries=self.llm_max_retries,
+            api_key=first_env(env, LLM_API_KEY_ENVS),
+            model=self.llm_model,
+            timeout=self.llm_timeout,
+            max_retries=self.llm_max_retries,
         )
 
     def embedding_endpoint(self, environ: Mapping[str, str] | None = None) -> Endpoint:
@@ -189,7 +196,8 @@ class Config:
         return Endpoint(
             base_url=(self.embed_base_url or first_env(env, EMBED_BASE_URL_ENVS)).rstrip("/"),
             api_key=first_env(env, EMBED_API_KEY_ENVS),
-            timeout=self.embed_timeout, max_retries=self.embed_max_retries,
+            timeout=self.embed_timeout,
+            max_retries=self.embed_max_retries,
         )
 
     def replace(self, **changes: Any) -> Config:
@@ -220,8 +228,7 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         return str(value)
     except (TypeError, ValueError):
         raise ConfigError(
-            f"{source}: invalid value {value!r} for '{name}' "
-            f"(expected {type(default).__name__})"
+            f"{source}: invalid value {value!r} for '{name}' (expected {type(default).__name__})"
         ) from None
 
 

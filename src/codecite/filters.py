@@ -16,9 +16,19 @@ from .types import CHUNK_KINDS
 LANGUAGES: tuple[str, ...] = (*GRAMMARS, *TEXT_LANGUAGES)
 #: Names users type for a language → its name in the index.
 LANGUAGE_ALIASES = {
-    "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
-    "golang": "go", "rs": "rust", "c++": "cpp", "cxx": "cpp", "cs": "c_sharp",
-    "csharp": "c_sharp", "c#": "c_sharp", "rb": "ruby", "md": "markdown",
+    "py": "python",
+    "js": "javascript",
+    "jsx": "javascript",
+    "ts": "typescript",
+    "golang": "go",
+    "rs": "rust",
+    "c++": "cpp",
+    "cxx": "cpp",
+    "cs": "c_sharp",
+    "csharp": "c_sharp",
+    "c#": "c_sharp",
+    "rb": "ruby",
+    "md": "markdown",
 }
 
 
@@ -40,8 +50,10 @@ def language_name(name: str) -> str:
     :class:`UserError` listing the choices when there is none."""
     value = LANGUAGE_ALIASES.get(name.strip().lower(), name.strip().lower())
     if value not in LANGUAGES:
-        raise UserError(f"unknown language '{name}'; choose from: {', '.join(LANGUAGES)} "
-                        f"(or {', '.join(LANGUAGE_ALIASES)})")
+        raise UserError(
+            f"unknown language '{name}'; choose from: {', '.join(LANGUAGES)} "
+            f"(or {', '.join(LANGUAGE_ALIASES)})"
+        )
     return value
 
 
@@ -60,8 +72,13 @@ class Filters:
         return bool(self.languages or self.path or self.kinds or self.repo)
 
     @classmethod
-    def parse(cls, languages: Iterable[str] | str | None = None, path: str | None = None,
-              kinds: Iterable[str] | str | None = None, repo: str | None = None) -> Filters:
+    def parse(
+        cls,
+        languages: Iterable[str] | str | None = None,
+        path: str | None = None,
+        kinds: Iterable[str] | str | None = None,
+        repo: str | None = None,
+    ) -> Filters:
         """Validated filters from user input: language aliases resolved (``ts``,
         ``golang``), unknown languages or kinds rejected with the list of choices."""
         langs = [languages] if isinstance(languages, str) else list(languages or ())

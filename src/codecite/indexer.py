@@ -82,8 +82,14 @@ class IndexReport:
 class Indexer:
     """One incremental run over a repository into a store."""
 
-    def __init__(self, store: IndexWriter, root: Path, config: Config, repo: str,
-                 on_progress: ProgressFn | None = None) -> None:
+    def __init__(
+        self,
+        store: IndexWriter,
+        root: Path,
+        config: Config,
+        repo: str,
+        on_progress: ProgressFn | None = None,
+    ) -> None:
         self.store, self.root, self.config, self.repo = store, root, config, repo
         self.progress: ProgressFn = on_progress or (lambda _event: None)
         self.timer = Timer()
@@ -161,8 +167,13 @@ class Indexer:
         self._process(todo, known, report, dry_run)
         self.timer.add("parse", started)
 
-    def _process(self, todo: list[tuple[SourceFile, str]], known: dict[str, dict[str, object]],
-                 report: IndexReport, dry_run: bool) -> None:
+    def _process(
+        self,
+        todo: list[tuple[SourceFile, str]],
+        known: dict[str, dict[str, object]],
+        report: IndexReport,
+        dry_run: bool,
+    ) -> None:
         batch: list[FileResult] = []
         self.progress(Progress("parse", 0, len(todo)))
         for done, result in enumerate(run_workers(todo, self.repo, self.config), start=1):
@@ -182,8 +193,14 @@ class Indexer:
             if len(batch) >= FILES_PER_COMMIT:
                 self._write(batch, report, dry_run)
                 batch = []
-            self.progress(Progress("parse", done, len(todo), result.path if isinstance(
-                result, Skipped) else result.source.path))
+            self.progress(
+                Progress(
+                    "parse",
+                    done,
+                    len(todo),
+                    result.path if isinstance(result, Skipped) else result.source.path,
+                )
+            )
         self._write(batch, report, dry_run)
 
     def _write(self, batch: list[FileResult], report: IndexReport, dry_run: bool) -> None:
@@ -225,8 +242,14 @@ class Indexer:
         self.store.add_chunks(result.chunks, result.priorities, result.keyword_rows)
         self.store.add_facts(src.path, result.facts.imports, result.facts.refs)
         self.store.put_file(
-            src.path, src.language, result.digest, src.size, src.mtime_ns, src.git_blob,
-            len(result.chunks), sum(result.secrets.values()),
+            src.path,
+            src.language,
+            result.digest,
+            src.size,
+            src.mtime_ns,
+            src.git_blob,
+            len(result.chunks),
+            sum(result.secrets.values()),
         )
 
     # --- graph ---------------------------------------------------------------
@@ -241,17 +264,21 @@ class Indexer:
             paths = set(self.store.files())
         else:  # files that changed, and files referring to names they define(d)
             names = {n for n in self._affected_names if n}
-            paths = set(changed) | (self._dependents & set(self.store.files())) | {
-                p for p, _ in self.store.refs_for(names=names)
-            }
+            paths = (
+                set(changed)
+                | (self._dependents & set(self.store.files()))
+                | {p for p, _ in self.store.refs_for(names=names)}
+            )
         refs = self.store.refs_for(all_refs=True) if full else self.store.refs_for(paths=paths)
         srcs = set(self.store.chunk_ids_by_path(paths))
         resolver = Resolver(self.store.definitions(), self.store.imports_by_path())
-        edges = dedupe([
-            *resolver.ref_edges(refs),
-            *resolver.import_edges(None if full else paths),
-            *resolver.convention_edges(None if full else paths),
-        ])
+        edges = dedupe(
+            [
+                *resolver.ref_edges(refs),
+                *resolver.import_edges(None if full else paths),
+                *resolver.convention_edges(None if full else paths),
+            ]
+        )
         with self.store.transaction():
             self.store.replace_edges(srcs, edges, GRAPH_KINDS)
             self.store.prune_edges()
@@ -281,8 +308,13 @@ class Indexer:
                 def on_batch(n: int, _total: int, base: int = base) -> None:
                     self.progress(Progress("embed", base + n, total))
 
-                matrix = embed_with_cache(embedder, cache, [embed_text(c) for c in chunks],
-                                          self.config.embed_batch_size, on_progress=on_batch)
+                matrix = embed_with_cache(
+                    embedder,
+                    cache,
+                    [embed_text(c) for c in chunks],
+                    self.config.embed_batch_size,
+                    on_progress=on_batch,
+                )
                 with self.store.transaction():
                     self.store.put_vectors(chunks, matrix)
                 done += len(chunks)

@@ -66,8 +66,12 @@ def process_file(
         if is_code_language(language):
             tree = parse(cleaned.text, language)
             result.chunks = chunk_file(
-                cleaned.text, path=source.path, language=language, repo=repo,
-                config=config, tree=tree,
+                cleaned.text,
+                path=source.path,
+                language=language,
+                repo=repo,
+                config=config,
+                tree=tree,
             )
             result.facts = extract_facts(
                 tree, cleaned.text, language=language, path=source.path, chunks=result.chunks

@@ -9,8 +9,13 @@ from .types import Chunk
 
 #: Embedding order: what a reader most likely asks about is embedded first.
 KIND_PRIORITY = {
-    "function": 3.0, "method": 3.0, "class": 2.5, "module": 1.5,
-    "section": 1.5, "file": 1.0, "window": 0.5,
+    "function": 3.0,
+    "method": 3.0,
+    "class": 2.5,
+    "module": 1.5,
+    "section": 1.5,
+    "file": 1.0,
+    "window": 0.5,
 }
 DOCUMENTED_BONUS = 1.0
 PUBLIC_BONUS = 0.5

@@ -342,15 +342,16 @@ def _check_root(root: str | Path) -> Path:
 
 
 def _symlinked_folder(root: Path, rel: str, cache: dict[str, str]) -> str:
-    """"" when every folder above ``rel`` is a real folder of the repository, else the
+    """ "" when every folder above ``rel`` is a real folder of the repository, else the
     first one that is a symlink (``conf -> /etc``), as ``conf -> TARGET``."""
     parts = rel.split("/")[:-1]
     for depth in range(1, len(parts) + 1):
         folder = "/".join(parts[:depth])
         if folder not in cache:
             full = os.path.join(root, folder)
-            cache[folder] = (shown_name(f"{folder} -> {os.readlink(full)}")
-                             if os.path.islink(full) else "")
+            cache[folder] = (
+                shown_name(f"{folder} -> {os.readlink(full)}") if os.path.islink(full) else ""
+            )
         if cache[folder]:
             return cache[folder]
     return ""
@@ -422,8 +423,9 @@ def _walk_plain(root: Path, rules: _Rules, result: WalkResult) -> None:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            result.skipped.append(Skipped(shown_name(rel_dir) or ".", "unreadable",
-                                          exc.strerror or ""))
+            result.skipped.append(
+                Skipped(shown_name(rel_dir) or ".", "unreadable", exc.strerror or "")
+            )
             continue
         if any(e.name == ".gitignore" for e in entries):
             own = _load_spec(Path(folder, ".gitignore"))

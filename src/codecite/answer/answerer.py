@@ -53,11 +53,16 @@ class Answer:
     def to_json(self) -> dict[str, Any]:
         """``ask --json`` (DESIGN.md section 8), plus intent, confidence and flags."""
         return {
-            "question": self.question, "answer": self.answer,
+            "question": self.question,
+            "answer": self.answer,
             "citations": [c.to_json() for c in self.citations],
             "sources": [h.to_json() for h in self.sources],
-            "insufficient": self.insufficient, "llm": self.llm, "llm_reason": self.llm_reason,
-            "intent": self.intent, "confidence": self.confidence, "flags": self.flags,
+            "insufficient": self.insufficient,
+            "llm": self.llm,
+            "llm_reason": self.llm_reason,
+            "intent": self.intent,
+            "confidence": self.confidence,
+            "flags": self.flags,
             "timings_ms": self.timings_ms,
         }
 
@@ -85,8 +90,7 @@ def confidence(info: QueryInfo, hits: Sequence[Hit]) -> dict[str, float]:
     return {"similarity": round(similarity, 4), "coverage": round(coverage, 4)}
 
 
-def is_insufficient(signals: dict[str, float], min_similarity: float,
-                    min_coverage: float) -> bool:
+def is_insufficient(signals: dict[str, float], min_similarity: float, min_coverage: float) -> bool:
     return signals["similarity"] < min_similarity and signals["coverage"] < min_coverage
 
 
@@ -98,34 +102,60 @@ class Answerer:
         self.searcher, self.config, self.log_dir = searcher, searcher.config, log_dir
         self.extractive = ExtractiveAnswerer(searcher.store, self.config.answer_max_symbols)
 
-    def ask(self, question: str, *, llm: LLM | None = None, llm_reason: str = "",
-            filters: Filters | None = None, k: int = 12,
-            on_token: Callable[[str], None] | None = None) -> Answer:
+    def ask(
+        self,
+        question: str,
+        *,
+        llm: LLM | None = None,
+        llm_reason: str = "",
+        filters: Filters | None = None,
+        k: int = 12,
+        on_token: Callable[[str], None] | None = None,
+    ) -> Answer:
         """Answer ``question`` with ``llm`` (None: the extractive answer, no model);
         ``llm_reason`` says why that one was chosen (``--llm auto``)."""
         draft = self.prepare(question, llm=llm, llm_reason=llm_reason, filters=filters, k=k)
-        text = None if draft.messages is None or llm is None else (
-            self.generate(draft, llm, on_token))
+        text = (
+            None if draft.messages is None or llm is None else (self.generate(draft, llm, on_token))
+        )
         return self.finish(draft, text)
 
     # The three steps of ``ask``, for callers that run the model elsewhere (a stream
     # in another thread): only ``generate`` is slow, and it touches no store.
-    def prepare(self, question: str, *, llm: LLM | None = None, llm_reason: str = "",
-                filters: Filters | None = None, k: int = 12) -> Draft:
+    def prepare(
+        self,
+        question: str,
+        *,
+        llm: LLM | None = None,
+        llm_reason: str = "",
+        filters: Filters | None = None,
+        k: int = 12,
+    ) -> Draft:
         """Retrieve, check confidence, and answer at once when no model is needed
         (abstention, extractive); else leave the prompt in ``Draft.messages``."""
         started = time.perf_counter()
-        result = self.searcher.search(question, k=k, filters=filters,
-                                      budget=self.config.answer_context_tokens)
+        result = self.searcher.search(
+            question, k=k, filters=filters, budget=self.config.answer_context_tokens
+        )
         info = result.info or analyse(question)
         hits = result.hits
         signals = confidence(info, hits)
-        answer = Answer(question, "", [], hits, False, llm.name if llm else EXTRACTIVE,
-                        info.intent, signals, llm_reason=llm_reason,
-                        timings_ms=dict(result.timings_ms))
+        answer = Answer(
+            question,
+            "",
+            [],
+            hits,
+            False,
+            llm.name if llm else EXTRACTIVE,
+            info.intent,
+            signals,
+            llm_reason=llm_reason,
+            timings_ms=dict(result.timings_ms),
+        )
         draft = Draft(answer, started)
-        if not hits or is_insufficient(signals, self.config.abstain_min_similarity,
-                                       self.config.abstain_min_coverage):
+        if not hits or is_insufficient(
+            signals, self.config.abstain_min_similarity, self.config.abstain_min_coverage
+        ):
             answer.insufficient = True
             answer.answer = self._abstain(hits)
         elif llm is None:
@@ -136,12 +166,14 @@ class Answerer:
             draft.messages = build_messages(question, hits, info.intent)
         return draft
 
-    def generate(self, draft: Draft, llm: LLM,
-                 on_token: Callable[[str], None] | None = None) -> str:
+    def generate(
+        self, draft: Draft, llm: LLM, on_token: Callable[[str], None] | None = None
+    ) -> str:
         """The model's answer to the draft's prompt (streamed to ``on_token``)."""
         assert draft.messages is not None, "nothing to generate: the draft is answered"
-        return llm.complete(draft.messages, max_tokens=self.config.answer_max_tokens,
-                            on_token=on_token)
+        return llm.complete(
+            draft.messages, max_tokens=self.config.answer_max_tokens, on_token=on_token
+        )
 
     def finish(self, draft: Draft, text: str | None) -> Answer:
         """The answer with ``text`` (a generated answer; None: the draft's own) checked:
@@ -151,18 +183,18 @@ class Answerer:
             answer.answer = text
             answer.insufficient = INSUFFICIENT in text.lower()
             self._check(answer, _blocks(answer.sources))
-        answer.timings_ms["answer_total"] = round(
-            (time.perf_counter() - draft.started) * 1000, 3)
+        answer.timings_ms["answer_total"] = round((time.perf_counter() - draft.started) * 1000, 3)
         self._log(answer)
         return answer
 
     def _abstain(self, hits: Sequence[Hit]) -> str:
-        text = (f"Not enough information in the indexed code to answer this "
-                f"({INSUFFICIENT}).")
+        text = f"Not enough information in the indexed code to answer this ({INSUFFICIENT})."
         if hits:
             text += " The closest code found, which does not appear to answer it:\n"
-            text += "\n".join(f"- {h.chunk.path}:{h.chunk.start_line}-{h.chunk.end_line} "
-                              f"{h.chunk.qualname}" for h in hits[:3])
+            text += "\n".join(
+                f"- {h.chunk.path}:{h.chunk.start_line}-{h.chunk.end_line} {h.chunk.qualname}"
+                for h in hits[:3]
+            )
         return text + "\n"
 
     def _check(self, answer: Answer, blocks: Sequence[Block]) -> None:
@@ -173,12 +205,19 @@ class Answerer:
 
     def _log(self, answer: Answer) -> None:
         if self.config.query_log and self.log_dir is not None:
-            append_query_log(self.log_dir, {
-                "type": "ask", "query": answer.question, "intent": answer.intent,
-                "chunk_ids": [h.chunk.id for h in answer.sources], "answer": answer.answer,
-                "llm": answer.llm, "insufficient": answer.insufficient,
-                "timings_ms": answer.timings_ms,
-            })
+            append_query_log(
+                self.log_dir,
+                {
+                    "type": "ask",
+                    "query": answer.question,
+                    "intent": answer.intent,
+                    "chunk_ids": [h.chunk.id for h in answer.sources],
+                    "answer": answer.answer,
+                    "llm": answer.llm,
+                    "insufficient": answer.insufficient,
+                    "timings_ms": answer.timings_ms,
+                },
+            )
 
 
 def _blocks(hits: Sequence[Hit]) -> list[Block]:

@@ -34,8 +34,13 @@ class Citation:
     partial: bool = False
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-                "verified": self.verified, "partial": self.partial}
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "verified": self.verified,
+            "partial": self.partial,
+        }
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ def check_citations(text: str, blocks: Sequence[Block]) -> list[Citation]:
 def citation_flags(citations: Sequence[Citation]) -> list[str]:
     """The warnings an answer carries for its unverified citations: those outside
     the retrieved context, then those only partly inside it."""
+
     def written(c: Citation) -> str:
         return c.text or cite(c.path, c.start_line, c.end_line)
 
@@ -108,11 +114,14 @@ def citation_flags(citations: Sequence[Citation]) -> list[str]:
     partial = [written(c) for c in citations if c.partial]
     flags = []
     if outside:
-        flags.append(f"{len(outside)} citation(s) not in the retrieved context: "
-                     + ", ".join(outside))
+        flags.append(
+            f"{len(outside)} citation(s) not in the retrieved context: " + ", ".join(outside)
+        )
     if partial:
-        flags.append(f"{len(partial)} citation(s) only partly inside the retrieved context: "
-                     + ", ".join(partial))
+        flags.append(
+            f"{len(partial)} citation(s) only partly inside the retrieved context: "
+            + ", ".join(partial)
+        )
     return flags
 
 

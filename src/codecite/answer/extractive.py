@@ -51,8 +51,9 @@ def _terms(info: QueryInfo) -> dict[str, float]:
     return weights
 
 
-def relevant_lines(chunk: Chunk, terms: dict[str, float], limit: int = 3,
-                   skip: str = "") -> list[tuple[int | None, str]]:
+def relevant_lines(
+    chunk: Chunk, terms: dict[str, float], limit: int = 3, skip: str = ""
+) -> list[tuple[int | None, str]]:
     """(line number, text) of the lines sharing most terms with the question; lines
     already said in ``skip`` (the description) and the signature are left out. The
     line number is None for chunks whose content is not the file's lines verbatim
@@ -73,8 +74,10 @@ def relevant_lines(chunk: Chunk, terms: dict[str, float], limit: int = 3,
         if score > 0:
             scored.append((score, offset, text))
     best = sorted(scored, key=lambda s: (-s[0], s[1]))[:limit]
-    return [(chunk.start_line + offset if exact else None, text)
-            for _, offset, text in sorted(best, key=lambda s: s[1])]
+    return [
+        (chunk.start_line + offset if exact else None, text)
+        for _, offset, text in sorted(best, key=lambda s: s[1])
+    ]
 
 
 def describe(chunk: Chunk) -> str:
@@ -115,8 +118,9 @@ class ExtractiveAnswerer:
                 break
         return picked
 
-    def _symbol(self, number: int, hit: Hit, info: QueryInfo, terms: dict[str, float],
-                out: Extract) -> list[str]:
+    def _symbol(
+        self, number: int, hit: Hit, info: QueryInfo, terms: dict[str, float], out: Extract
+    ) -> list[str]:
         c = hit.chunk
         where = cite(c.path, c.start_line, c.end_line)
         out.blocks.append(Block(c.path, c.start_line, c.end_line))
@@ -141,8 +145,11 @@ class ExtractiveAnswerer:
         facts: list[str] = []
         testers = {e.src for e in self.store.edges_to(chunk.id, "tests")}
         for kind, direction, phrase in wanted:
-            edges = (self.store.edges_to(chunk.id, kind) if direction == "in"
-                     else self.store.edges_from(chunk.id, kind))
+            edges = (
+                self.store.edges_to(chunk.id, kind)
+                if direction == "in"
+                else self.store.edges_from(chunk.id, kind)
+            )
             ids = [e.src if direction == "in" else e.dst for e in edges]
             if phrase == "called by" and intent == "impact":  # tests are listed as such
                 ids = [i for i in ids if i not in testers]
@@ -150,6 +157,8 @@ class ExtractiveAnswerer:
             others = self.store.get_chunks(ids)
             for other in (others[i] for i in ids if i in others):
                 out.blocks.append(Block(other.path, other.start_line, other.end_line))
-                facts.append(f"{phrase} `{other.qualname}` in "
-                             f"{cite(other.path, other.start_line, other.end_line)}")
+                facts.append(
+                    f"{phrase} `{other.qualname}` in "
+                    f"{cite(other.path, other.start_line, other.end_line)}"
+                )
         return facts

@@ -81,7 +81,10 @@ OLLAMA_URL = "http://127.0.0.1:11434"
 NON_LLM_MODES = ("extractive", "auto")
 #: Connection failures worth another try; timeouts are not (they would multiply the wait).
 _RETRY_ERRORS: tuple[type[httpx.TransportError], ...] = (
-    httpx.ConnectError, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError,
+    httpx.ConnectError,
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.RemoteProtocolError,
 )
 _NO_MODELS = "no LLM endpoint configured and no Ollama server on localhost"
 #: Server-sent event lines that carry no data (comments and other fields).
@@ -120,7 +123,11 @@ class OpenAIChat:
     connection errors with exponential backoff (honouring ``Retry-After``)."""
 
     def __init__(
-        self, model: str, endpoint: Endpoint | None = None, *, base_url: str = "",
+        self,
+        model: str,
+        endpoint: Endpoint | None = None,
+        *,
+        base_url: str = "",
     ) -> None:
         """``base_url`` (from a spec) beats the endpoint's."""
         if not model:
@@ -136,8 +143,9 @@ class OpenAIChat:
                 f"{self.base_url} needs one; CODECITE_LLM_API_KEY also works)"
             )
         s = self.settings
-        self.policy = RetryPolicy(s.max_retries, s.backoff, s.max_backoff,
-                                  retry_errors=_RETRY_ERRORS)
+        self.policy = RetryPolicy(
+            s.max_retries, s.backoff, s.max_backoff, retry_errors=_RETRY_ERRORS
+        )
         self._client: httpx.Client | None = None
 
     @property
@@ -171,8 +179,11 @@ class OpenAIChat:
     ) -> str:
         """The model's reply to ``messages``; streamed when ``on_token`` is given."""
         payload = {
-            "model": self.model, "messages": list(messages), "max_tokens": max_tokens,
-            "temperature": temperature, "stream": on_token is not None,
+            "model": self.model,
+            "messages": list(messages),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": on_token is not None,
         }
         response = self._send(payload)
         try:
@@ -234,8 +245,9 @@ class OpenAIChat:
                 event = self._stream_event(data, size)
                 text = self._content(event, "delta")
                 choice = (event.get("choices") or [{}])[0]
-                finished = finished or bool(isinstance(choice, dict)
-                                            and choice.get("finish_reason"))
+                finished = finished or bool(
+                    isinstance(choice, dict) and choice.get("finish_reason")
+                )
                 if text:
                     parts.append(text)
                     size += len(text)
@@ -351,8 +363,11 @@ class OpenAIChat:
             )
         if status == 429:
             wait = retry_after(response)
-            advice = (f"The server asks to wait {wait:g}s (Retry-After): wait that long and "
-                      f"try again" if wait is not None else "Wait a minute and try again")
+            advice = (
+                f"The server asks to wait {wait:g}s (Retry-After): wait that long and try again"
+                if wait is not None
+                else "Wait a minute and try again"
+            )
             return LLMRateLimitError(
                 f"{head} (rate-limited; gave up after {attempts} attempts). {advice}, "
                 f"check the quota of your plan or key, raise llm_max_retries, {_EXTRACTIVE}"
@@ -446,7 +461,10 @@ def _ollama_models(url: str, timeout: float) -> list[str] | None:
 
 
 def detect_auto(
-    config: Config, settings: Endpoint | None = None, *, probe_timeout: float = 0.3,
+    config: Config,
+    settings: Endpoint | None = None,
+    *,
+    probe_timeout: float = 0.3,
     ollama_url: str = "",
 ) -> tuple[str, str]:
     """``(spec, reason)`` for ``--llm auto``: a configured model (settings, then

@@ -94,4 +94,3 @@ def _with_ids(chunks: list[Chunk]) -> list[Chunk]:
             chunk_id = make_chunk_id(*key[:3], f"{chunk.qualname}#{count}", chunk.content_hash)
         out.append(dataclasses.replace(chunk, id=chunk_id))
     return out
-

@@ -134,7 +134,9 @@ TYPESCRIPT = LanguageSpec(
     name="typescript",
     functions=_JS_FUNCTIONS,
     classes=_fs(
-        "class_declaration", "abstract_class_declaration", "interface_declaration",
+        "class_declaration",
+        "abstract_class_declaration",
+        "interface_declaration",
         "enum_declaration",
     ),
     namespaces=_fs("internal_module", "module"),
@@ -169,7 +171,10 @@ JAVA = LanguageSpec(
         "method_declaration", "constructor_declaration", "compact_constructor_declaration"
     ),
     classes=_fs(
-        "class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+        "class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
         "annotation_type_declaration",
     ),
     groups=_fs("enum_body_declarations"),
@@ -178,7 +183,11 @@ JAVA = LanguageSpec(
     comments=_fs("line_comment", "block_comment"),
     imports=_fs("package_declaration", "import_declaration"),
     block_bodies=_fs(
-        "block", "constructor_body", "class_body", "interface_body", "enum_body",
+        "block",
+        "constructor_body",
+        "class_body",
+        "interface_body",
+        "enum_body",
         "annotation_type_body",
     ),
 )
@@ -222,12 +231,19 @@ CPP = LanguageSpec(
 C_SHARP = LanguageSpec(
     name="c_sharp",
     functions=_fs(
-        "method_declaration", "constructor_declaration", "destructor_declaration",
-        "operator_declaration", "conversion_operator_declaration",
+        "method_declaration",
+        "constructor_declaration",
+        "destructor_declaration",
+        "operator_declaration",
+        "conversion_operator_declaration",
     ),
     classes=_fs(
-        "class_declaration", "interface_declaration", "struct_declaration",
-        "record_declaration", "record_struct_declaration", "enum_declaration",
+        "class_declaration",
+        "interface_declaration",
+        "struct_declaration",
+        "record_declaration",
+        "record_struct_declaration",
+        "enum_declaration",
     ),
     namespaces=_fs("namespace_declaration"),
     file_namespaces=_fs("file_scoped_namespace_declaration"),

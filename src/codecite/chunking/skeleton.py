@@ -27,8 +27,9 @@ def skeleton(
     end = _line_end(source, line_starts, definition.end_row)
     edits: list[Edit] = []
     if definition.group_keyword:
-        edits.append((definition.node.start_byte, definition.node.start_byte,
-                      definition.group_keyword))
+        edits.append(
+            (definition.node.start_byte, definition.node.start_byte, definition.group_keyword)
+        )
     for member in definition.members:
         edit = _elide(member, spec, source)
         if edit is not None:
@@ -72,7 +73,8 @@ def _elide_python(body: Node, source: bytes) -> Edit:
     after_doc = "; ..." if indent.strip() else "\n" + indent + "..."  # one-line block or not
     first = next((c for c in body.named_children if c.type != "comment"), None)
     is_doc = (
-        first is not None and first.type == "expression_statement"
+        first is not None
+        and first.type == "expression_statement"
         and first.named_child_count == 1
         and first.named_children[0].type in ("string", "concatenated_string")
     )

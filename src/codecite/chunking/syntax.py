@@ -232,8 +232,13 @@ class Walker:
             return None
         if name is None or value is None or value.type not in spec.function_values:
             return None
-        if name.type not in ("identifier", "property_identifier", "member_expression",
-                             "private_property_identifier", "string"):
+        if name.type not in (
+            "identifier",
+            "property_identifier",
+            "member_expression",
+            "private_property_identifier",
+            "string",
+        ):
             return None
         return _js_name(self.text(name)), value
 
@@ -288,7 +293,12 @@ class Walker:
         return None
 
     def _function(
-        self, named: list[Node], index: int, node: Node, func: Node, scope: Scope,
+        self,
+        named: list[Node],
+        index: int,
+        node: Node,
+        func: Node,
+        scope: Scope,
         js_parts: list[str] | None = None,
     ) -> Definition | None:
         spec = self.spec
@@ -342,17 +352,31 @@ class Walker:
         return definition
 
     def _make(
-        self, kind: str, named: list[Node], index: int, node: Node, body: Node | None,
-        scope: Scope, parts: list[str],
+        self,
+        kind: str,
+        named: list[Node],
+        index: int,
+        node: Node,
+        body: Node | None,
+        scope: Scope,
+        parts: list[str],
     ) -> Definition:
         outer = named[index]
         start_row, comments = self.leading(named, index, parts[-1])
         qual = [*scope.parts, *parts]
         docstring = python_docstring(body, self.text) if self.spec.python_docstrings else ""
         return Definition(
-            kind=kind, node=node, outer=outer, start_row=start_row, end_row=last_row(outer),
-            name=parts[-1], qualname=".".join(qual), parent=".".join(qual[:-1]),
-            headers=scope.headers, body=body, signature=header(self.spec, self.source, node, body),
+            kind=kind,
+            node=node,
+            outer=outer,
+            start_row=start_row,
+            end_row=last_row(outer),
+            name=parts[-1],
+            qualname=".".join(qual),
+            parent=".".join(qual[:-1]),
+            headers=scope.headers,
+            body=body,
+            signature=header(self.spec, self.source, node, body),
             docstring=docstring or attached_docstring(comments, self.text, self.spec.name),
         )
 

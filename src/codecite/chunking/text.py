@@ -24,14 +24,34 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def draft(
-    *, repo: str, path: str, language: str, kind: str, name: str, qualname: str,
-    start_line: int, end_line: int, content: str, context: str, **extra: object,
+    *,
+    repo: str,
+    path: str,
+    language: str,
+    kind: str,
+    name: str,
+    qualname: str,
+    start_line: int,
+    end_line: int,
+    content: str,
+    context: str,
+    **extra: object,
 ) -> Chunk:
     """A chunk without its id (assigned per file by ``chunk_file``)."""
     return Chunk(
-        id="", repo=repo, path=path, language=language, kind=kind, name=name,
-        qualname=qualname, start_line=start_line, end_line=end_line, content=content,
-        context=context, content_hash=sha256_text(content), **extra,  # type: ignore[arg-type]
+        id="",
+        repo=repo,
+        path=path,
+        language=language,
+        kind=kind,
+        name=name,
+        qualname=qualname,
+        start_line=start_line,
+        end_line=end_line,
+        content=content,
+        context=context,
+        content_hash=sha256_text(content),
+        **extra,  # type: ignore[arg-type]
     )
 
 
@@ -68,8 +88,15 @@ def trim(lines: list[str], start: int, end: int) -> tuple[int, int] | None:
 
 
 def window_chunks(
-    lines: list[str], first: int, last: int, *, config: Config, repo: str, path: str,
-    language: str, context: str,
+    lines: list[str],
+    first: int,
+    last: int,
+    *,
+    config: Config,
+    repo: str,
+    path: str,
+    language: str,
+    context: str,
 ) -> list[Chunk]:
     """``window`` chunks over lines ``first..last`` (1-based, inclusive)."""
     out = []
@@ -77,11 +104,20 @@ def window_chunks(
         kept = trim(lines, start, end)
         if kept is None:
             continue
-        out.append(draft(
-            repo=repo, path=path, language=language, kind="window",
-            name=PurePosixPath(path).name, qualname=path, start_line=kept[0],
-            end_line=kept[1], content="\n".join(lines[kept[0] - 1 : kept[1]]), context=context,
-        ))
+        out.append(
+            draft(
+                repo=repo,
+                path=path,
+                language=language,
+                kind="window",
+                name=PurePosixPath(path).name,
+                qualname=path,
+                start_line=kept[0],
+                end_line=kept[1],
+                content="\n".join(lines[kept[0] - 1 : kept[1]]),
+                context=context,
+            )
+        )
     return out
 
 
@@ -94,14 +130,29 @@ def chunk_text(text: str, *, path: str, language: str, repo: str, config: Config
     context = f"path: {path}"
     if len(lines) > config.small_file_lines:
         return window_chunks(
-            lines, kept[0], kept[1], config=config, repo=repo, path=path,
-            language=language, context=context,
+            lines,
+            kept[0],
+            kept[1],
+            config=config,
+            repo=repo,
+            path=path,
+            language=language,
+            context=context,
         )
-    return [draft(
-        repo=repo, path=path, language=language, kind="file", name=PurePosixPath(path).name,
-        qualname=path, start_line=kept[0], end_line=kept[1],
-        content="\n".join(lines[kept[0] - 1 : kept[1]]), context=context,
-    )]
+    return [
+        draft(
+            repo=repo,
+            path=path,
+            language=language,
+            kind="file",
+            name=PurePosixPath(path).name,
+            qualname=path,
+            start_line=kept[0],
+            end_line=kept[1],
+            content="\n".join(lines[kept[0] - 1 : kept[1]]),
+            context=context,
+        )
+    ]
 
 
 def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
@@ -121,7 +172,9 @@ def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
             if atx:
                 found.append((index + 1, len(atx.group(1)), (atx.group(2) or "").strip()))
             elif (
-                index + 1 < len(lines) and _SETEXT.match(lines[index + 1]) and line.strip()
+                index + 1 < len(lines)
+                and _SETEXT.match(lines[index + 1])
+                and line.strip()
                 and not line.startswith(("    ", "\t", "-", "*", ">"))
             ):
                 level = 1 if lines[index + 1].strip()[0] == "=" else 2
@@ -178,10 +231,19 @@ def chunk_markdown(
             piece = trim(lines, s, e)
             if piece is None:
                 continue
-            out.append(draft(
-                repo=repo, path=path, language=language, kind="section", name=name,
-                qualname=qualname, start_line=piece[0], end_line=piece[1],
-                content="\n".join(lines[piece[0] - 1 : piece[1]]), context=context,
-                part=number if len(pieces) > 1 else 0,
-            ))
+            out.append(
+                draft(
+                    repo=repo,
+                    path=path,
+                    language=language,
+                    kind="section",
+                    name=name,
+                    qualname=qualname,
+                    start_line=piece[0],
+                    end_line=piece[1],
+                    content="\n".join(lines[piece[0] - 1 : piece[1]]),
+                    context=context,
+                    part=number if len(pieces) > 1 else 0,
+                )
+            )
     return out

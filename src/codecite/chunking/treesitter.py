@@ -98,9 +98,17 @@ def chunk_code(
     found = Walker(spec, source).walk(tree.root_node)
     lines = split_lines(text)
     file = _File(
-        text=text, source=source, lines=lines, line_starts=_line_starts(source), spec=spec,
-        path=path, language=language, repo=repo, config=config,
-        imports=_import_lines(found, source, spec), classes={},
+        text=text,
+        source=source,
+        lines=lines,
+        line_starts=_line_starts(source),
+        spec=spec,
+        path=path,
+        language=language,
+        repo=repo,
+        config=config,
+        imports=_import_lines(found, source, spec),
+        classes={},
     )
     chunks: list[Chunk] = []
     covered: list[tuple[int, int]] = []
@@ -116,10 +124,18 @@ def chunk_code(
         covered.append((definition.start_row, definition.end_row))
     for first, last in _error_runs(found.errors, covered, len(lines)):
         covered.append((first, last))
-        chunks.extend(window_chunks(
-            lines, first + 1, last + 1, config=config, repo=repo, path=path,
-            language=language, context=file.context(()),
-        ))
+        chunks.extend(
+            window_chunks(
+                lines,
+                first + 1,
+                last + 1,
+                config=config,
+                repo=repo,
+                path=path,
+                language=language,
+                context=file.context(()),
+            )
+        )
     if found.statements:
         chunks.extend(_module_chunks(file, found, covered, tree.root_node))
     return chunks
@@ -180,11 +196,16 @@ def _headers(file: _File, definition: Definition) -> tuple[str, ...]:
 
 def _class_chunk(file: _File, definition: Definition) -> Chunk:
     return file.chunk(
-        kind="class", name=definition.name, qualname=definition.qualname,
-        start_line=definition.start_row + 1, end_line=definition.end_row + 1,
+        kind="class",
+        name=definition.name,
+        qualname=definition.qualname,
+        start_line=definition.start_row + 1,
+        end_line=definition.end_row + 1,
         content=skeleton(definition, file.spec, file.source, file.line_starts),
-        context=file.context(definition.headers), signature=definition.signature,
-        docstring=definition.docstring, parent=definition.parent,
+        context=file.context(definition.headers),
+        signature=definition.signature,
+        docstring=definition.docstring,
+        parent=definition.parent,
     )
 
 
@@ -197,13 +218,21 @@ def _function_chunks(file: _File, definition: Definition) -> list[Chunk]:
         if len(parts) > 1:
             marker = file.spec.comment_marker
             extra = [f"{marker} part {number} of {len(parts)} of:", definition.signature]
-        chunks.append(file.chunk(
-            kind=definition.kind, name=definition.name, qualname=definition.qualname,
-            start_line=first + 1, end_line=last + 1, content=file.content(first, last),
-            context=file.context(headers, extra), signature=definition.signature,
-            docstring=definition.docstring, parent=definition.parent,
-            part=number if len(parts) > 1 else 0,
-        ))
+        chunks.append(
+            file.chunk(
+                kind=definition.kind,
+                name=definition.name,
+                qualname=definition.qualname,
+                start_line=first + 1,
+                end_line=last + 1,
+                content=file.content(first, last),
+                context=file.context(headers, extra),
+                signature=definition.signature,
+                docstring=definition.docstring,
+                parent=definition.parent,
+                part=number if len(parts) > 1 else 0,
+            )
+        )
     return chunks
 
 
@@ -265,12 +294,19 @@ def _module_chunks(
         if number > 1:  # later parts lack them: put them in the context
             label = f"{file.spec.comment_marker} part {number} of {len(parts)}"
             context = file.context((), [label])
-        chunks.append(file.chunk(
-            kind="module", name=name, qualname=qualname, start_line=real[0] + 1,
-            end_line=real[-1] + 1, context=context, docstring=docstring,
-            content="\n".join(marker if row is None else file.lines[row] for row in part),
-            part=number if len(parts) > 1 else 0,
-        ))
+        chunks.append(
+            file.chunk(
+                kind="module",
+                name=name,
+                qualname=qualname,
+                start_line=real[0] + 1,
+                end_line=real[-1] + 1,
+                context=context,
+                docstring=docstring,
+                content="\n".join(marker if row is None else file.lines[row] for row in part),
+                part=number if len(parts) > 1 else 0,
+            )
+        )
     return chunks
 
 
@@ -302,8 +338,10 @@ def _cut_rows(rows: list[int | None], cuts: set[int], limit: int) -> list[list[i
         current.append(row)
         if len(current) <= limit:
             continue
-        at = max((i for i in range(1, len(current)) if current[i] is None or current[i] in cuts),
-                 default=len(current) - 1)
+        at = max(
+            (i for i in range(1, len(current)) if current[i] is None or current[i] in cuts),
+            default=len(current) - 1,
+        )
         parts.append(current[:at])
         current = current[at:]
     parts.append(current)

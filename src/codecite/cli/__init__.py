@@ -39,8 +39,12 @@ def _main(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Log details to stderr.")
     ] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Show the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
 ) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,

@@ -54,8 +54,12 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
         yield None
         return
     columns = (
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=err, transient=False) as bar:
@@ -69,8 +73,9 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
             task = bar.tasks[tasks[event.stage]]
             speed = task.speed
             rate = f"{speed:,.0f} {STAGE_UNITS.get(event.stage, '')}/s" if speed else ""
-            bar.update(tasks[event.stage], completed=event.done, total=event.total or None,
-                       rate=rate)
+            bar.update(
+                tasks[event.stage], completed=event.done, total=event.total or None, rate=rate
+            )
 
         yield on_event
 
@@ -81,20 +86,29 @@ def emit_json(data: object) -> None:
 
 
 KOpt = Annotated[int, typer.Option("-k", "--top", min=1, max=MAX_K, help="Number of results.")]
-LangOpt = Annotated[list[str] | None, typer.Option(
-    "--lang", help="Only these languages (repeatable): python, ts, go, java, ...")]
-PathOpt = Annotated[str | None, typer.Option(
-    "--path", help="Only paths matching this glob (src/**, *.ts, billing/).")]
-KindOpt = Annotated[list[str] | None, typer.Option(
-    "--kind", help=f"Only these chunk kinds (repeatable): {', '.join(CHUNK_KINDS)}.")]
-NoExpandOpt = Annotated[bool, typer.Option(
-    "--no-expand", help="Do not add callers/callees/tests from the code graph.")]
-NoRerankOpt = Annotated[bool, typer.Option(
-    "--no-rerank", help="Keep the fused order (no symbol/graph/path signals).")]
+LangOpt = Annotated[
+    list[str] | None,
+    typer.Option("--lang", help="Only these languages (repeatable): python, ts, go, java, ..."),
+]
+PathOpt = Annotated[
+    str | None,
+    typer.Option("--path", help="Only paths matching this glob (src/**, *.ts, billing/)."),
+]
+KindOpt = Annotated[
+    list[str] | None,
+    typer.Option("--kind", help=f"Only these chunk kinds (repeatable): {', '.join(CHUNK_KINDS)}."),
+]
+NoExpandOpt = Annotated[
+    bool, typer.Option("--no-expand", help="Do not add callers/callees/tests from the code graph.")
+]
+NoRerankOpt = Annotated[
+    bool, typer.Option("--no-rerank", help="Keep the fused order (no symbol/graph/path signals).")
+]
 
 
-def open_for_query(path: Path | None, index_dir: Path | None,
-                   overrides: dict[str, object] | None = None) -> Index:
+def open_for_query(
+    path: Path | None, index_dir: Path | None, overrides: dict[str, object] | None = None
+) -> Index:
     """The index of ``path`` (a repository folder; anything else is an error), else of
     ``--index``, else the nearest one above the current folder; opened read-only."""
     if path is not None:
@@ -123,10 +137,8 @@ def protect_text_argument(args: list[str]) -> list[str]:
     command = next((a for a in args[:cut] if not a.startswith("-")), "")
     if command not in TEXT_COMMANDS or cut + 1 >= len(args):
         return args
-    return [*args[:cut], TEXT_MARK + args[cut + 1], *args[cut + 2:]]
+    return [*args[:cut], TEXT_MARK + args[cut + 1], *args[cut + 2 :]]
 
 
 def text_arg(value: str) -> str:
     return value.removeprefix(TEXT_MARK)
-
-

@@ -32,15 +32,27 @@ from ._shared import (
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question, in plain words.")],
-    path: Annotated[Path | None, typer.Argument(
-        help="Repository (default: the nearest index above the current folder).")] = None,
+    path: Annotated[
+        Path | None,
+        typer.Argument(help="Repository (default: the nearest index above the current folder)."),
+    ] = None,
     index_dir: IndexOpt = None,
-    llm: Annotated[str | None, typer.Option(
-        "--llm", help="auto (default: a configured endpoint, else Ollama on localhost, else "
-        "extractive), extractive (offline, no model), or openai:MODEL.")] = None,
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
-        "(default: CODECITE_LLM_BASE_URL or OPENAI_BASE_URL).")] = None,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            "--llm",
+            help="auto (default: a configured endpoint, else Ollama on localhost, else "
+            "extractive), extractive (offline, no model), or openai:MODEL.",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
+            "(default: CODECITE_LLM_BASE_URL or OPENAI_BASE_URL).",
+        ),
+    ] = None,
     lang: LangOpt = None,
     path_glob: PathOpt = None,
     kind: KindOpt = None,
@@ -56,8 +68,7 @@ def ask(
     with open_for_query(path, index_dir, overrides) as idx:
         choice = idx.choose_llm(idx.config.llm)
         if not as_json:
-            err.print(f"[dim]answering with {escape(choice.name)} "
-                      f"({escape(choice.reason)})[/dim]")
+            err.print(f"[dim]answering with {escape(choice.name)} ({escape(choice.reason)})[/dim]")
         streamed: list[str] = []
 
         def on_token(piece: str) -> None:
@@ -65,8 +76,12 @@ def ask(
             sys.stdout.write(piece)
             sys.stdout.flush()
 
-        answer = idx.ask(question, choice, filters=filters,
-                         on_token=None if as_json or choice.llm is None else on_token)
+        answer = idx.ask(
+            question,
+            choice,
+            filters=filters,
+            on_token=None if as_json or choice.llm is None else on_token,
+        )
     if as_json:
         emit_json(answer.to_json())
         return
@@ -77,8 +92,11 @@ def ask(
     _print_sources(answer)
 
 
-VIA = {"graph:called_by": "caller, via the graph", "graph:tests": "test, via the graph",
-       "graph:calls": "callee, via the graph"}
+VIA = {
+    "graph:called_by": "caller, via the graph",
+    "graph:tests": "test, via the graph",
+    "graph:calls": "callee, via the graph",
+}
 
 
 def _shown(text: str) -> str:
@@ -94,27 +112,37 @@ def _print_sources(answer: Answer) -> None:
     shown: set[tuple[str, int, int]] = set()
     for h in answer.sources:
         c = h.chunk
-        cited = any(v.path == c.path and v.start_line <= c.end_line
-                    and c.start_line <= v.end_line for v in verified)
+        cited = any(
+            v.path == c.path and v.start_line <= c.end_line and c.start_line <= v.end_line
+            for v in verified
+        )
         mark = "[green]✓[/green]" if cited else "[dim]·[/dim]"
         note = ", ".join(x for x in (VIA.get(h.source, ""), "" if cited else "not cited") if x)
-        out.print(f"  {mark} {_shown(c.path)}:{c.start_line}-{c.end_line}  "
-                  f"{_shown(c.qualname)}" + (f" [dim]({note})[/dim]" if note else ""),
-                  soft_wrap=True)
+        out.print(
+            f"  {mark} {_shown(c.path)}:{c.start_line}-{c.end_line}  "
+            f"{_shown(c.qualname)}" + (f" [dim]({note})[/dim]" if note else ""),
+            soft_wrap=True,
+        )
         shown.add((c.path, c.start_line, c.end_line))
     for v in verified:  # graph facts of an extractive answer cite chunks beyond the hits
         if not any(p == v.path and s <= v.start_line and v.end_line <= e for p, s, e in shown):
-            out.print(f"  [green]✓[/green] {_shown(v.text)} [dim](graph neighbour)[/dim]",
-                      soft_wrap=True)
+            out.print(
+                f"  [green]✓[/green] {_shown(v.text)} [dim](graph neighbour)[/dim]", soft_wrap=True
+            )
             shown.add((v.path, v.start_line, v.end_line))
     for citation in answer.citations:
         if citation.partial:
             where = cite(citation.path, citation.start_line, citation.end_line)
-            out.print(f"  [red]✗ {_shown(where)}[/red] [dim](partly outside the retrieved "
-                      "context)[/dim]", soft_wrap=True)
+            out.print(
+                f"  [red]✗ {_shown(where)}[/red] [dim](partly outside the retrieved context)[/dim]",
+                soft_wrap=True,
+            )
         elif not citation.verified:
-            out.print(f"  [red]✗ {_shown(citation.text)}[/red] [dim](cited, but not in the "
-                      "retrieved context: unverified)[/dim]", soft_wrap=True)
+            out.print(
+                f"  [red]✗ {_shown(citation.text)}[/red] [dim](cited, but not in the "
+                "retrieved context: unverified)[/dim]",
+                soft_wrap=True,
+            )
     for flag in answer.flags:
         out.print(f"[yellow]warning:[/yellow] {escape(flag)}", soft_wrap=True)
     if answer.insufficient:

@@ -23,13 +23,21 @@ def index(
     path: Annotated[Path, typer.Argument(help="Repository folder to index.")] = Path("."),
     index_dir: IndexOpt = None,
     full: Annotated[bool, typer.Option("--full", help="Rebuild from scratch.")] = False,
-    no_embed: Annotated[bool, typer.Option(
-        "--no-embed", help="Keyword index and graph only; no vectors.")] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Show what would be indexed and the embedding time; write nothing.")
+    no_embed: Annotated[
+        bool, typer.Option("--no-embed", help="Keyword index and graph only; no vectors.")
     ] = False,
-    embedder: Annotated[str | None, typer.Option(
-        "--embedder", help="Embedding model: minilm (default, bundled) or openai:MODEL.")] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Show what would be indexed and the embedding time; write nothing."
+        ),
+    ] = False,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder", help="Embedding model: minilm (default, bundled) or openai:MODEL."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Index a repository: chunks, code graph, keyword index, then vectors.
@@ -40,14 +48,20 @@ def index(
 
     def on_wait(pid: str) -> None:
         who = f" (pid {pid})" if pid else ""
-        err.print(f"another codecite process{who} is writing this index; waiting for it to "
-                  "finish, then only what is left is done")
+        err.print(
+            f"another codecite process{who} is writing this index; waiting for it to "
+            "finish, then only what is left is done"
+        )
 
-    with open_index(path, index_dir=index_dir, overrides=overrides,
-                    discard_damaged=full and not dry_run) as idx, \
-            progress_bar(not as_json and err.is_terminal) as on_progress:
-        report = idx.update(full=full, embed=not no_embed, dry_run=dry_run,
-                            on_progress=on_progress, on_wait=on_wait)
+    with (
+        open_index(
+            path, index_dir=index_dir, overrides=overrides, discard_damaged=full and not dry_run
+        ) as idx,
+        progress_bar(not as_json and err.is_terminal) as on_progress,
+    ):
+        report = idx.update(
+            full=full, embed=not no_embed, dry_run=dry_run, on_progress=on_progress, on_wait=on_wait
+        )
     if as_json:
         emit_json(_report_json(report))
     else:
@@ -112,8 +126,9 @@ def _print_report(report: IndexReport) -> None:
 # --- status -----------------------------------------------------------------------
 @app.command()
 def status(
-    path: Annotated[Path | None, typer.Argument(help="Repository (default: nearest index).")]
-    = None,
+    path: Annotated[
+        Path | None, typer.Argument(help="Repository (default: nearest index).")
+    ] = None,
     index_dir: IndexOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -143,14 +158,19 @@ def _print_status(st: IndexStatus) -> None:
     if st.head_commit and st.head_commit != st.indexed_commit:
         commit += f" (HEAD is now {st.head_commit[:12]})"
     rows = [
-        ("repository", st.root), ("index", st.index_dir),
-        ("files", f"{st.files:,}"), ("chunks", f"{st.chunks:,}"),
+        ("repository", st.root),
+        ("index", st.index_dir),
+        ("files", f"{st.files:,}"),
+        ("chunks", f"{st.chunks:,}"),
         ("embedded", f"{st.vectors:,} ({st.embedded_fraction:.0%})"),
         ("model", f"{st.embedder or 'none'}" + (f" ({st.embedding_dim}-d)" if st.embedder else "")),
         ("graph edges", ", ".join(f"{k} {v:,}" for k, v in st.edges_by_kind.items()) or "0"),
         ("indexed commit", commit),
-        ("changed since", f"{st.stale_files} files ({len(st.added)} added, "
-         f"{len(st.modified)} modified, {len(st.deleted)} deleted)"),
+        (
+            "changed since",
+            f"{st.stale_files} files ({len(st.added)} added, "
+            f"{len(st.modified)} modified, {len(st.deleted)} deleted)",
+        ),
     ]
     for key, value in rows:
         table.add_row(key, value)
@@ -162,16 +182,21 @@ def _print_status(st: IndexStatus) -> None:
 # --- chunks -----------------------------------------------------------------------
 @app.command()
 def chunks(
-    target: Annotated[Path | None, typer.Argument(
-        help="File or folder whose chunks to show (default: the whole repository).")] = None,
+    target: Annotated[
+        Path | None,
+        typer.Argument(help="File or folder whose chunks to show (default: the whole repository)."),
+    ] = None,
     index_dir: IndexOpt = None,
-    content: Annotated[bool, typer.Option(
-        "--content/--no-content", help="Show each chunk's code.")] = True,
+    content: Annotated[
+        bool, typer.Option("--content/--no-content", help="Show each chunk's code.")
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Show how files were cut into chunks (read a few to check the chunking)."""
-    start = target if target is not None and target.is_dir() else (
-        target.parent if target is not None else Path(".")
+    start = (
+        target
+        if target is not None and target.is_dir()
+        else (target.parent if target is not None else Path("."))
     )
     with open_existing(index_dir, start=start) as idx:
         rel = _relative(target, idx.root) if target is not None else None
@@ -190,10 +215,14 @@ def chunks(
         header += f"({c.kind}{f', part {c.part}' if c.part else ''}, {c.language})"
         out.print(header, soft_wrap=True)
         if content:
-            lexer = c.language if c.language not in ("config", "text", "c_sharp") else (
-                "csharp" if c.language == "c_sharp" else "text")
-            out.print(Syntax(c.content, lexer, line_numbers=True, start_line=c.start_line,
-                             word_wrap=True))
+            lexer = (
+                c.language
+                if c.language not in ("config", "text", "c_sharp")
+                else ("csharp" if c.language == "c_sharp" else "text")
+            )
+            out.print(
+                Syntax(c.content, lexer, line_numbers=True, start_line=c.start_line, word_wrap=True)
+            )
     out.print(f"{len(found)} chunks")
 
 

@@ -50,10 +50,11 @@ class SearchOptions:
 
 @app.command()
 def search(
-    query: Annotated[str | None, typer.Argument(help="What to look for, in plain words.")]
-    = None,
-    path: Annotated[Path | None, typer.Argument(
-        help="Repository (default: the nearest index above the current folder).")] = None,
+    query: Annotated[str | None, typer.Argument(help="What to look for, in plain words.")] = None,
+    path: Annotated[
+        Path | None,
+        typer.Argument(help="Repository (default: the nearest index above the current folder)."),
+    ] = None,
     index_dir: IndexOpt = None,
     k: KOpt = 10,
     lang: LangOpt = None,
@@ -61,11 +62,18 @@ def search(
     kind: KindOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
-    budget: Annotated[int | None, typer.Option(
-        "--budget", min=1, help="Pack the best results into this many tokens.")] = None,
-    batch: Annotated[Path | None, typer.Option(
-        "--batch", help="JSONL file of {\"id\", \"query\"} lines ('-' for stdin); "
-        "prints one JSON line per query, in order.")] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option("--budget", min=1, help="Pack the best results into this many tokens."),
+    ] = None,
+    batch: Annotated[
+        Path | None,
+        typer.Option(
+            "--batch",
+            help='JSONL file of {"id", "query"} lines (\'-\' for stdin); '
+            "prints one JSON line per query, in order.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the code that answers a question: keyword + vector search, graph, rerank.
@@ -79,25 +87,31 @@ def search(
     if (query is None) == (batch is None):
         raise UserError("give a QUERY, or --batch FILE with one JSON query per line")
     filters = parse_filters(lang, path_glob, kind)
-    options = SearchOptions(expand=False if no_expand else None,
-                            rerank=False if no_rerank else None)
+    options = SearchOptions(
+        expand=False if no_expand else None, rerank=False if no_rerank else None
+    )
     with open_for_query(path, index_dir) as idx:
         if batch is not None:
             _run_batch(idx, batch, k, filters, options, budget)
             return
         assert query is not None
-        result = idx.search(query, k=k, filters=filters, budget=budget,
-                            expand=options.expand, rerank=options.rerank)
+        result = idx.search(
+            query, k=k, filters=filters, budget=budget, expand=options.expand, rerank=options.rerank
+        )
     if as_json:
         emit_json(result.to_json())
         return
     if not result.hits:
-        out.print("No results. Try other words, fewer filters, or `codecite status` to check "
-                  "what is indexed.")
+        out.print(
+            "No results. Try other words, fewer filters, or `codecite status` to check "
+            "what is indexed."
+        )
     for rank, hit in enumerate(result.hits, start=1):
         _print_hit(rank, hit)
-    out.print(f"[dim]{len(result.hits)} results · intent {result.intent} · "
-              f"{result.timings_ms.get('total', 0):.0f} ms[/dim]")
+    out.print(
+        f"[dim]{len(result.hits)} results · intent {result.intent} · "
+        f"{result.timings_ms.get('total', 0):.0f} ms[/dim]"
+    )
 
 
 def _print_hit(rank: int, hit: Hit) -> None:
@@ -141,8 +155,9 @@ def batch_k(value: object, default: int) -> int:
     return value
 
 
-def _run_batch(idx: Index, source: Path, k: int, filters: Filters,
-               options: SearchOptions, budget: int | None) -> None:
+def _run_batch(
+    idx: Index, source: Path, k: int, filters: Filters, options: SearchOptions, budget: int | None
+) -> None:
     """One output line per input line, in order; a bad line gets an ``error`` field
     (and its ``id`` when it could be read, its ``line`` number always)."""
     for number, raw in _batch_lines(source):
@@ -154,9 +169,14 @@ def _run_batch(idx: Index, source: Path, k: int, filters: Filters,
             record["id"] = item.get("id", number)
             if not isinstance(item.get("query"), str) or not item["query"].strip():
                 raise ValueError('expected a non-empty string "query"')
-            result = idx.search(item["query"], k=batch_k(item.get("k"), k),
-                                filters=filters, budget=budget,
-                                expand=options.expand, rerank=options.rerank)
+            result = idx.search(
+                item["query"],
+                k=batch_k(item.get("k"), k),
+                filters=filters,
+                budget=budget,
+                expand=options.expand,
+                rerank=options.rerank,
+            )
             record["results"] = [h.to_json() for h in result.hits]
         except UnicodeDecodeError:
             record["error"] = f"line {number}: not valid UTF-8"
@@ -170,10 +190,15 @@ def _run_batch(idx: Index, source: Path, k: int, filters: Filters,
 
 @app.command(name="eval")
 def eval_command(
-    golden: Annotated[Path, typer.Argument(help="Golden JSONL: {\"query\", \"relevant\": "
-                                           "[{\"path\", \"start_line\", \"end_line\"}]} lines.")],
-    path: Annotated[Path | None, typer.Argument(help="Repository (default: nearest index).")]
-    = None,
+    golden: Annotated[
+        Path,
+        typer.Argument(
+            help='Golden JSONL: {"query", "relevant": [{"path", "start_line", "end_line"}]} lines.'
+        ),
+    ],
+    path: Annotated[
+        Path | None, typer.Argument(help="Repository (default: nearest index).")
+    ] = None,
     index_dir: IndexOpt = None,
     k: KOpt = 10,
     no_expand: NoExpandOpt = False,
@@ -186,8 +211,10 @@ def eval_command(
     expand, rerank = (False if no_expand else None), (False if no_rerank else None)
     with open_for_query(path, index_dir) as idx:
         results = [
-            [Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
-             for h in idx.search(q.query, k=k, expand=expand, rerank=rerank).hits]
+            [
+                Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
+                for h in idx.search(q.query, k=k, expand=expand, rerank=rerank).hits
+            ]
             for q in queries
         ]
     report = evaluate(queries, results, k=k)
@@ -203,15 +230,33 @@ def _print_eval(report: EvalReport, worst: int) -> None:
     for name in ("R@1", "R@5", "R@10", "P@5", "MRR", "nDCG@10"):
         table.add_column(name, justify="right")
     for level, m in (("file", report.file), ("chunk", report.chunk)):
-        table.add_row(level, *(f"{v:.3f}" for v in (
-            m.recall_at_1, m.recall_at_5, m.recall_at_10, m.precision_at_5, m.mrr,
-            m.ndcg_at_10)))
+        table.add_row(
+            level,
+            *(
+                f"{v:.3f}"
+                for v in (
+                    m.recall_at_1,
+                    m.recall_at_5,
+                    m.recall_at_10,
+                    m.precision_at_5,
+                    m.mrr,
+                    m.ndcg_at_10,
+                )
+            ),
+        )
     out.print(table)
     if report.by_kind:
-        out.print("By question kind (file R@5 / chunk R@5): " + ", ".join(
-            f"{kind} {s.file.recall_at_5:.2f}/{s.chunk.recall_at_5:.2f} (n={s.count})"
-            for kind, s in report.by_kind.items()), soft_wrap=True)
+        out.print(
+            "By question kind (file R@5 / chunk R@5): "
+            + ", ".join(
+                f"{kind} {s.file.recall_at_5:.2f}/{s.chunk.recall_at_5:.2f} (n={s.count})"
+                for kind, s in report.by_kind.items()
+            ),
+            soft_wrap=True,
+        )
     for row in report.worst(worst):
-        out.print(f"[yellow]worst[/yellow] {escape(row.id)}: {escape(row.query)} — file MRR "
-                  f"{row.file.mrr:.2f}; got {escape(', '.join(row.top_paths[:3]) or 'nothing')}",
-                  soft_wrap=True)
+        out.print(
+            f"[yellow]worst[/yellow] {escape(row.id)}: {escape(row.query)} — file MRR "
+            f"{row.file.mrr:.2f}; got {escape(', '.join(row.top_paths[:3]) or 'nothing')}",
+            soft_wrap=True,
+        )

@@ -100,10 +100,10 @@ def split_name(node: Node, source: bytes) -> tuple[str, str, int] | None:
     name_node = _name_node(node)
     if name_node is None:
         return None
-    name = source[name_node.start_byte:name_node.end_byte].decode("utf-8", "replace")
+    name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
     qualifier = ""
     if name_node.start_byte > node.start_byte:
-        raw = source[node.start_byte:name_node.start_byte].decode("utf-8", "replace")
+        raw = source[node.start_byte : name_node.start_byte].decode("utf-8", "replace")
         qualifier = _SPACES.sub("", _TRAILING_SEP.sub("", raw))
     return name, qualifier, name_node.start_point[0] + 1
 

@@ -56,8 +56,12 @@ def _python(node: Node) -> Iterator[Import]:
     if node.type == "import_statement":
         for child in node.children_by_field_name("name"):
             if child.type == "aliased_import":
-                yield Import(_text(child.child_by_field_name("name")), (),
-                             _text(child.child_by_field_name("alias")), line)
+                yield Import(
+                    _text(child.child_by_field_name("name")),
+                    (),
+                    _text(child.child_by_field_name("alias")),
+                    line,
+                )
             else:
                 yield Import(_text(child), (), "", line)
         return
@@ -65,8 +69,12 @@ def _python(node: Node) -> Iterator[Import]:
     pairs: list[tuple[str, str]] = []
     for child in node.children_by_field_name("name"):
         if child.type == "aliased_import":
-            pairs.append((_text(child.child_by_field_name("name")),
-                          _text(child.child_by_field_name("alias"))))
+            pairs.append(
+                (
+                    _text(child.child_by_field_name("name")),
+                    _text(child.child_by_field_name("alias")),
+                )
+            )
         else:
             pairs.append((_text(child), ""))
     if any(c.type == "wildcard_import" for c in node.named_children):
@@ -106,24 +114,32 @@ def _js(node: Node) -> Iterator[Import]:
 
 
 def _specifiers(node: Node, kind: str) -> list[tuple[str, str]]:
-    return [(_text(s.child_by_field_name("name")), _text(s.child_by_field_name("alias")))
-            for s in node.named_children if s.type == kind]
+    return [
+        (_text(s.child_by_field_name("name")), _text(s.child_by_field_name("alias")))
+        for s in node.named_children
+        if s.type == kind
+    ]
 
 
 def js_require(string_node: Node) -> Import:
     """``require("x")`` / ``import("x")``: names or alias from the declaration around it."""
     module = _string_value(string_node)
     line = _line(string_node)
-    decl = string_node.parent.parent.parent if string_node.parent and string_node.parent.parent \
+    decl = (
+        string_node.parent.parent.parent
+        if string_node.parent and string_node.parent.parent
         else None
+    )
     if decl is None or decl.type != "variable_declarator":
         return Import(module, (), "", line)
     target = decl.child_by_field_name("name")
     if target is not None and target.type == "identifier":
         return Import(module, (), _text(target), line)
     if target is not None and target.type == "object_pattern":
-        names = tuple(_text(c) if c.type != "pair_pattern" else _text(c.child_by_field_name("key"))
-                      for c in target.named_children)
+        names = tuple(
+            _text(c) if c.type != "pair_pattern" else _text(c.child_by_field_name("key"))
+            for c in target.named_children
+        )
         return Import(module, names, "", line)
     return Import(module, (), "", line)
 
@@ -138,8 +154,9 @@ def _go(node: Node) -> Iterator[Import]:
 
 
 def _java(node: Node) -> Iterator[Import]:
-    target = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
-                  None)
+    target = next(
+        (c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None
+    )
     module = _text(target)
     if any(c.type == "asterisk" for c in node.named_children):
         yield Import(module, ("*",), "", _line(node))
@@ -148,9 +165,15 @@ def _java(node: Node) -> Iterator[Import]:
 
 
 def _c_sharp(node: Node) -> Iterator[Import]:
-    target = next((c for c in node.named_children
-                   if c.type in ("qualified_name", "identifier", "generic_name")
-                   and c != node.child_by_field_name("name")), None)
+    target = next(
+        (
+            c
+            for c in node.named_children
+            if c.type in ("qualified_name", "identifier", "generic_name")
+            and c != node.child_by_field_name("name")
+        ),
+        None,
+    )
     alias = _text(node.child_by_field_name("name"))
     yield Import(_text(target), (), alias, _line(node))
 
@@ -177,8 +200,10 @@ def _rust_tree(node: Node | None, prefix: str) -> Iterator[tuple[str, str]]:
         return
     join = (prefix + "::") if prefix else ""
     if node.type == "use_as_clause":
-        yield join + _text(node.child_by_field_name("path")), _text(
-            node.child_by_field_name("alias"))
+        yield (
+            join + _text(node.child_by_field_name("path")),
+            _text(node.child_by_field_name("alias")),
+        )
     elif node.type == "use_wildcard":
         inner = _text(node).removesuffix("*").removesuffix("::")
         yield join + (inner + "::*" if inner else "*"), ""
@@ -226,8 +251,14 @@ def _php(node: Node) -> Iterator[Import]:
     for clause in clauses:
         if clause.type != "namespace_use_clause":
             continue
-        target = next((c for c in clause.named_children
-                       if c.type in ("qualified_name", "name", "namespace_name")), None)
+        target = next(
+            (
+                c
+                for c in clause.named_children
+                if c.type in ("qualified_name", "name", "namespace_name")
+            ),
+            None,
+        )
         full = _text(target).lstrip("\\")
         if prefix:
             full = prefix.strip("\\") + "\\" + full

@@ -41,8 +41,9 @@ class PathIndex:
     def dirs_with_suffix(self, suffix: str) -> list[str]:
         """Directories equal to ``suffix`` or ending with ``/suffix``."""
         name = suffix.rstrip("/").rpartition("/")[2]
-        return sorted(d for d in self.dirs_by_name.get(name, ())
-                      if d == suffix or d.endswith("/" + suffix))
+        return sorted(
+            d for d in self.dirs_by_name.get(name, ()) if d == suffix or d.endswith("/" + suffix)
+        )
 
     def files_in(self, directory: str, extensions: tuple[str, ...]) -> list[str]:
         return [p for p in self.by_dir.get(directory, ()) if p.endswith(extensions)]

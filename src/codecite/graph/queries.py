@@ -30,15 +30,21 @@ _JS_COMMON = """
 (call_expression function: (import) arguments: (arguments . (string) @require))
 """
 
-JAVASCRIPT = _JS_COMMON + """
+JAVASCRIPT = (
+    _JS_COMMON
+    + """
 (class_heritage (_) @base)
 """
+)
 
-TYPESCRIPT = _JS_COMMON + """
+TYPESCRIPT = (
+    _JS_COMMON
+    + """
 (extends_clause value: (_) @base)
 (implements_clause (_) @base)
 (extends_type_clause type: (_) @base)
 """
+)
 
 GO = """
 (call_expression function: (_) @call)
@@ -123,11 +129,21 @@ QUERIES: dict[str, str] = {
 }
 
 #: Leaf node types that are a name on their own.
-NAME_TYPES = frozenset({
-    "identifier", "property_identifier", "field_identifier", "type_identifier", "constant",
-    "name", "namespace_identifier", "private_property_identifier", "package_identifier",
-    "shorthand_property_identifier", "simple_identifier",
-})
+NAME_TYPES = frozenset(
+    {
+        "identifier",
+        "property_identifier",
+        "field_identifier",
+        "type_identifier",
+        "constant",
+        "name",
+        "namespace_identifier",
+        "private_property_identifier",
+        "package_identifier",
+        "shorthand_property_identifier",
+        "simple_identifier",
+    }
+)
 
 #: How to find the name inside a composite callee / type node: a field name, or
 #: ``"first"`` / ``"last"`` named child, tried in order.

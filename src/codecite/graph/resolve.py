@@ -42,15 +42,75 @@ TARGET_KINDS = frozenset({"function", "method", "class"})
 SELF_WORDS = frozenset({"self", "this", "cls", "Self", "$this", "static", "@"})
 SUPER_WORDS = frozenset({"super", "super()", "base", "parent"})
 #: Method names too common to link through a global lookup on an unknown receiver.
-COMMON_NAMES = frozenset({
-    "get", "set", "add", "append", "push", "pop", "map", "filter", "join", "split", "format",
-    "items", "keys", "values", "update", "remove", "delete", "close", "open", "read", "write",
-    "run", "start", "stop", "send", "call", "apply", "toString", "equals", "hashCode", "len",
-    "size", "length", "next", "then", "catch", "find", "replace", "copy", "clear", "insert",
-    "sort", "log", "info", "debug", "warn", "error", "print", "String", "Error", "new", "init",
-    "count", "index", "extend", "strip", "lower", "upper", "encode", "decode", "match",
-    "search", "sub", "setdefault", "discard",
-})
+COMMON_NAMES = frozenset(
+    {
+        "get",
+        "set",
+        "add",
+        "append",
+        "push",
+        "pop",
+        "map",
+        "filter",
+        "join",
+        "split",
+        "format",
+        "items",
+        "keys",
+        "values",
+        "update",
+        "remove",
+        "delete",
+        "close",
+        "open",
+        "read",
+        "write",
+        "run",
+        "start",
+        "stop",
+        "send",
+        "call",
+        "apply",
+        "toString",
+        "equals",
+        "hashCode",
+        "len",
+        "size",
+        "length",
+        "next",
+        "then",
+        "catch",
+        "find",
+        "replace",
+        "copy",
+        "clear",
+        "insert",
+        "sort",
+        "log",
+        "info",
+        "debug",
+        "warn",
+        "error",
+        "print",
+        "String",
+        "Error",
+        "new",
+        "init",
+        "count",
+        "index",
+        "extend",
+        "strip",
+        "lower",
+        "upper",
+        "encode",
+        "decode",
+        "match",
+        "search",
+        "sub",
+        "setdefault",
+        "discard",
+    }
+)
 
 
 class Resolver:
@@ -117,15 +177,17 @@ class Resolver:
         files = self._modules.get(key)
         if files is None:
             files = self._modules[key] = resolve_module(
-                module, from_path=from_path, language=lang, paths=self._paths)
+                module, from_path=from_path, language=lang, paths=self._paths
+            )
         return [f for f in files if f != from_path]
 
     def _file(self, path: str) -> tuple[str, FileScope]:
         info = self._files.get(path)
         if info is None:
             lang = self.language(path)
-            scope = build_scope(self._imports.get(path, ()), lang,
-                                lambda module: self.module_files(module, path))
+            scope = build_scope(
+                self._imports.get(path, ()), lang, lambda module: self.module_files(module, path)
+            )
             info = self._files[path] = (family(lang), scope)
         return info
 
@@ -143,7 +205,8 @@ class Resolver:
         hits = self._memo.get(key)
         if hits is None:
             hits = self._memo[key] = self._lookup(
-                path, ref.name, ref.qualifier, cls, ref.kind == "inherit")
+                path, ref.name, ref.qualifier, cls, ref.kind == "inherit"
+            )
         return [c.d for c in hits if c.d.chunk_id != ref.chunk_id]
 
     def _lookup(self, path: str, name: str, q: str, cls: str, inherit: bool) -> list[Cand]:
@@ -179,17 +242,31 @@ class Resolver:
         if plain:
             hits = self._imported(scope, name, q, cls, inherit)
         elif not inherit and scope.all_files:
-            hits = pick([c for f in scope.all_files for c in self._by_file.get((f, name), ())
-                         if c.kind == "method"], q, cls, plain)
+            hits = pick(
+                [
+                    c
+                    for f in scope.all_files
+                    for c in self._by_file.get((f, name), ())
+                    if c.kind == "method"
+                ],
+                q,
+                cls,
+                plain,
+            )
         return hits or self._unique(fam, name, q, plain, inherit)
 
-    def _in_files(self, files: Sequence[str], name: str, inherit: bool,
-                  hop: bool = True) -> list[Cand]:
+    def _in_files(
+        self, files: Sequence[str], name: str, inherit: bool, hop: bool = True
+    ) -> list[Cand]:
         if len(files) == 1 and not inherit:  # the common case, without the generic scan
             found = self._by_file.get((files[0], name), [])
         else:
-            found = [c for f in files for c in self._by_file.get((f, name), ())
-                     if not inherit or c.kind == "class"]
+            found = [
+                c
+                for f in files
+                for c in self._by_file.get((f, name), ())
+                if not inherit or c.kind == "class"
+            ]
         top = [c for c in found if not c.parent]
         if top or found:
             return top or found
@@ -198,8 +275,9 @@ class Resolver:
             return self._in_files(again, name, inherit, hop=False) if again else []
         return []
 
-    def _class_members(self, path: str, scope: FileScope, q: str, name: str,
-                       inherit: bool) -> list[Cand]:
+    def _class_members(
+        self, path: str, scope: FileScope, q: str, name: str, inherit: bool
+    ) -> list[Cand]:
         """``Order.create()``: a class named like the qualifier; ``order.cancel()``: a
         method of a class named like the variable (in F, then imported, then unique)."""
         if inherit:
@@ -209,8 +287,12 @@ class Resolver:
         if tail[:1].isupper():
             classes = [c for c in self._by_file.get((path, tail), ()) if c.kind == "class"]
             classes = classes or self._imported(scope, tail, "", "", True)
-            hits = [m for k in classes for m in self._by_file.get((k.path, name), ())
-                    if m.parent == k.qualname]
+            hits = [
+                m
+                for k in classes
+                for m in self._by_file.get((k.path, name), ())
+                if m.parent == k.qualname
+            ]
             if hits:
                 return hits
         owned = self._by_owner.get((name, key), ())
@@ -222,15 +304,23 @@ class Resolver:
                 return pick(hits, q, "", False)
         return pick(owned, q, "", False)
 
-    def _imported(self, scope: FileScope, name: str, q: str, cls: str,
-                  inherit: bool) -> list[Cand]:
+    def _imported(self, scope: FileScope, name: str, q: str, cls: str, inherit: bool) -> list[Cand]:
         for orig, files in scope.names.get(name, ()):
             hits = self._in_files(files, name if orig == "default" else orig, inherit)
             if hits:
                 return hits
         if scope.stars:
-            return pick([c for f in scope.stars for c in self._by_file.get((f, name), ())
-                         if not inherit or c.kind == "class"], q, cls, not q)
+            return pick(
+                [
+                    c
+                    for f in scope.stars
+                    for c in self._by_file.get((f, name), ())
+                    if not inherit or c.kind == "class"
+                ],
+                q,
+                cls,
+                not q,
+            )
         return []
 
     def _unique(self, fam: str, name: str, q: str, plain: bool, inherit: bool) -> list[Cand]:
@@ -238,9 +328,13 @@ class Resolver:
         key = (fam, name, ("+" if inherit else "") + ("" if plain else qualifier_key(q)))
         hits = self._global.get(key)
         if hits is None:
-            cands = [c for c in self._by_name.get(name, ()) if c.fam == fam
-                     and (c.kind == "class" or not inherit)
-                     and not (plain and fam in NO_IMPLICIT_THIS and c.kind == "method")]
+            cands = [
+                c
+                for c in self._by_name.get(name, ())
+                if c.fam == fam
+                and (c.kind == "class" or not inherit)
+                and not (plain and fam in NO_IMPLICIT_THIS and c.kind == "method")
+            ]
             if not plain and name in COMMON_NAMES:
                 cands = [c for c in cands if c.owner == key[2]]
             hits = self._global[key] = pick(cands, q, "", plain)
@@ -289,8 +383,11 @@ class Resolver:
         ``orders.py`` (also ``TestCancel`` in ``orders_test.go``, ``OrderTest.java``...)."""
         files = self._in_file if paths is None else {p: self._in_file.get(p, []) for p in paths}
         pairs = convention_pairs(files, self._in_file, self.language)
-        return [Edge(t.chunk_id, d.chunk_id, "tests") for t, d in pairs
-                if self._is_test_source(t.chunk_id)]
+        return [
+            Edge(t.chunk_id, d.chunk_id, "tests")
+            for t, d in pairs
+            if self._is_test_source(t.chunk_id)
+        ]
 
     def edges(self, refs: Iterable[tuple[str, Reference]]) -> list[Edge]:
         """All edges: refs (calls, inherits, tests), imports, naming-convention tests."""

@@ -21,16 +21,38 @@ _TEST_NAME = re.compile(
     r"|(?P<s5>.+)_spec\.rb|Test(?P<s6>.+)\.(?:java|cs|php)|tests?\.py|conftest\.py)$"
 )
 _TEST_FUNC = re.compile(r"^(?:test|Test|Benchmark|Fuzz|Example|should|it_|spec)")
-_FIXTURE_NAMES = frozenset({
-    "setup", "setUp", "SetUp", "tearDown", "TearDown", "teardown", "setUpClass", "tearDownClass",
-    "beforeEach", "afterEach", "beforeAll", "afterAll", "before", "after", "init", "__init__",
-    "constructor", "Dispose", "main",
-})
+_FIXTURE_NAMES = frozenset(
+    {
+        "setup",
+        "setUp",
+        "SetUp",
+        "tearDown",
+        "TearDown",
+        "teardown",
+        "setUpClass",
+        "tearDownClass",
+        "beforeEach",
+        "afterEach",
+        "beforeAll",
+        "afterAll",
+        "before",
+        "after",
+        "init",
+        "__init__",
+        "constructor",
+        "Dispose",
+        "main",
+    }
+)
 #: Families where test functions need not be named like tests (annotations, blocks).
 _LOOSE_FAMILIES = frozenset({"java", "c_sharp", "php", "ruby", "js", "rust", "c"})
 
 FAMILY: dict[str, str] = {
-    "javascript": "js", "typescript": "js", "tsx": "js", "c": "c", "cpp": "c",
+    "javascript": "js",
+    "typescript": "js",
+    "tsx": "js",
+    "c": "c",
+    "cpp": "c",
 }
 
 
@@ -91,13 +113,20 @@ def normalize(name: str) -> str:
     return name.replace("_", "").lower()
 
 
-def subject_file(test_path: str, stem: str, paths: Sequence[str], language: Callable[[str], str]
-                 ) -> str:
+def subject_file(
+    test_path: str, stem: str, paths: Sequence[str], language: Callable[[str], str]
+) -> str:
     """The file a test file is about: same stem, same language family, not a test file,
     closest directory; "" when none or a tie."""
     fam = family(language(test_path))
-    cands = [p for p in paths if p.rpartition("/")[2].partition(".")[0] == stem
-             and p != test_path and not is_test_path(p) and family(language(p)) == fam]
+    cands = [
+        p
+        for p in paths
+        if p.rpartition("/")[2].partition(".")[0] == stem
+        and p != test_path
+        and not is_test_path(p)
+        and family(language(p)) == fam
+    ]
     if len(cands) <= 1:
         return cands[0] if cands else ""
     here = test_path.split("/")[:-1]

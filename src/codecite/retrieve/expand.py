@@ -48,8 +48,11 @@ def expand(store: GraphStore, hits: list[Hit], intent: str, config: Config) -> l
     added = 0
     for seed in hits[: config.expand_seeds]:
         for step in steps:
-            edges = (store.edges_to(seed.chunk.id, step.edge_kind) if step.direction == "in"
-                     else store.edges_from(seed.chunk.id, step.edge_kind))
+            edges = (
+                store.edges_to(seed.chunk.id, step.edge_kind)
+                if step.direction == "in"
+                else store.edges_from(seed.chunk.id, step.edge_kind)
+            )
             ids = list(dict.fromkeys(e.src if step.direction == "in" else e.dst for e in edges))
             new = store.get_chunks(i for i in ids if i not in index)
             for position, chunk_id in enumerate(ids, start=1):
@@ -61,7 +64,8 @@ def expand(store: GraphStore, hits: list[Hit], intent: str, config: Config) -> l
                         out[i] = replace(out[i], score=score, why=f"{out[i].why}; {why}")
                 elif chunk_id in new and added < config.expand_max:
                     index[chunk_id] = len(out)
-                    out.append(Hit(new[chunk_id], score, f"graph:{step.label}", why,
-                                   via=seed.chunk.id))
+                    out.append(
+                        Hit(new[chunk_id], score, f"graph:{step.label}", why, via=seed.chunk.id)
+                    )
                     added += 1
     return out

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 
-def rrf(lists: Mapping[str, Sequence[str]], weights: Mapping[str, float],
-        k: int = 60) -> dict[str, float]:
+def rrf(
+    lists: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int = 60
+) -> dict[str, float]:
     """Fused scores by id (higher is better)."""
     scores: dict[str, float] = {}
     for name, ids in lists.items():

@@ -11,16 +11,31 @@ from dataclasses import dataclass
 INTENTS = ("locate", "explain", "impact", "tests")
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("tests", re.compile(
-        r"\b(tests?|tested|testing|test cases?|coverage|covers?|covered|spec|specs|qa|"
-        r"unit tests?|assert\w*)\b", re.I)),
-    ("impact", re.compile(
-        r"\b(breaks?|broken|impact\w*|affect\w*|if i (change|modify|remove|rename|delete)|"
-        r"who (uses|calls)|callers?|called by|used by|usages?|depends? on|dependents?|"
-        r"ripple|consequences?|what happens if)\b", re.I)),
-    ("explain", re.compile(
-        r"\b(how (does|do|is|are|can)|explain|walk me through|why|what does|what do|"
-        r"what happens when|describe|logic|flow|works?)\b", re.I)),
+    (
+        "tests",
+        re.compile(
+            r"\b(tests?|tested|testing|test cases?|coverage|covers?|covered|spec|specs|qa|"
+            r"unit tests?|assert\w*)\b",
+            re.I,
+        ),
+    ),
+    (
+        "impact",
+        re.compile(
+            r"\b(breaks?|broken|impact\w*|affect\w*|if i (change|modify|remove|rename|delete)|"
+            r"who (uses|calls)|callers?|called by|used by|usages?|depends? on|dependents?|"
+            r"ripple|consequences?|what happens if)\b",
+            re.I,
+        ),
+    ),
+    (
+        "explain",
+        re.compile(
+            r"\b(how (does|do|is|are|can)|explain|walk me through|why|what does|what do|"
+            r"what happens when|describe|logic|flow|works?)\b",
+            re.I,
+        ),
+    ),
 )
 
 _BACKTICK = re.compile(r"`([^`]+)`")

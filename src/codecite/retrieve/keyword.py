@@ -11,13 +11,15 @@ from ..tokens import tokenize
 from .intent import symbol_candidates
 
 #: Words that carry no meaning for code search; dropped from keyword queries.
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an and are as at be by can could do does did for from has have how i if in into is it its
 me my of on or our should so than that the their them then there these this those to was
 we were what when where which who whom why will with would you your about all any each
 get gets got find show tell explain work works handled handle happen happens used use uses
 code function method class file files implemented implementation logic
-""".split())
+""".split()
+)
 
 
 def query_terms(text: str) -> list[str]:
@@ -46,9 +48,14 @@ class TermStats:
         return sorted(terms, key=df)[:2]
 
 
-def keyword_search(index: KeywordIndex, text: str, config: Config,
-                   filters: Filters | None = None, limit: int = 50,
-                   stats: TermStats | None = None) -> list[str]:
+def keyword_search(
+    index: KeywordIndex,
+    text: str,
+    config: Config,
+    filters: Filters | None = None,
+    limit: int = 50,
+    stats: TermStats | None = None,
+) -> list[str]:
     """Chunk ids by BM25, best first."""
     terms = query_terms(text)
     if stats is not None:
@@ -57,8 +64,12 @@ def keyword_search(index: KeywordIndex, text: str, config: Config,
     return index.keyword_search(terms, filters, limit, weights)
 
 
-def symbol_search(chunks: ChunkReader, identifiers: tuple[str, ...],
-                  filters: Filters | None = None, limit: int = 10) -> list[str]:
+def symbol_search(
+    chunks: ChunkReader,
+    identifiers: tuple[str, ...],
+    filters: Filters | None = None,
+    limit: int = 10,
+) -> list[str]:
     """Chunks whose qualname or name is exactly an identifier of the query.
     Qualname matches come before name matches; definitions before module chunks."""
     out: list[str] = []

@@ -24,8 +24,7 @@ from ..tokens import split_identifier
 from .intent import QueryInfo, symbol_candidates
 from .types import Hit
 
-_DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo)/|\.(md|rst|txt)$",
-                       re.I)
+_DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo)/|\.(md|rst|txt)$", re.I)
 _ASKS_DOCS = re.compile(r"\b(docs?|documentation|readme|guide|example|examples)\b", re.I)
 COARSE_KINDS = frozenset({"module", "window", "file"})
 #: Candidates whose mutual edges count for graph proximity.
@@ -60,8 +59,9 @@ class SignalReranker:
             out.append(replace(hit, score=hit.score / top + bonus, why=reason))
         return sorted(out, key=lambda h: -h.score)
 
-    def _signals(self, hit: Hit, info: QueryInfo, wanted: set[str], links: int,
-                 asks_docs: bool) -> tuple[float, list[str]]:
+    def _signals(
+        self, hit: Hit, info: QueryInfo, wanted: set[str], links: int, asks_docs: bool
+    ) -> tuple[float, list[str]]:
         c, cfg = hit.chunk, self.config
         bonus, why = 0.0, []
         if wanted and (_norm(c.name) in wanted or _norm(c.qualname) in wanted):
@@ -75,8 +75,11 @@ class SignalReranker:
             bonus += cfg.rerank_graph_proximity * min(links, 3) / 3
             why.append(f"linked to {links} other hits")
         if is_test_path(c.path):
-            bonus += cfg.rerank_path_prior if info.intent in ("tests", "impact") else (
-                -cfg.rerank_path_prior)
+            bonus += (
+                cfg.rerank_path_prior
+                if info.intent in ("tests", "impact")
+                else (-cfg.rerank_path_prior)
+            )
         elif _DOC_PATH.search(c.path) and not asks_docs:
             bonus -= cfg.rerank_path_prior
         if c.kind in COARSE_KINDS:

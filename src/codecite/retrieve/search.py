@@ -75,9 +75,18 @@ class Searcher:
         return vector
 
     # --- the pipeline ----------------------------------------------------------
-    def search(self, query: str, *, k: int = 10, filters: Filters | None = None,
-               keyword: bool = True, vector: bool = True, expand: bool | None = None,
-               rerank: bool | None = None, budget: int | None = None) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        filters: Filters | None = None,
+        keyword: bool = True,
+        vector: bool = True,
+        expand: bool | None = None,
+        rerank: bool | None = None,
+        budget: int | None = None,
+    ) -> SearchResult:
         """Ranked hits for a query. ``expand``/``rerank`` default to the config."""
         cfg, clock = self.config, _Clock()
         info = analyse(query)
@@ -115,16 +124,17 @@ class Searcher:
     def _weights(self, info: QueryInfo) -> dict[str, float]:
         cfg = self.config
         if info.identifier_share >= IDENTIFIER_HEAVY:
-            return {"keyword": cfg.identifier_keyword_weight,
-                    "vector": cfg.identifier_vector_weight}
+            return {
+                "keyword": cfg.identifier_keyword_weight,
+                "vector": cfg.identifier_vector_weight,
+            }
         if not info.identifiers:
             return {"keyword": cfg.prose_keyword_weight, "vector": cfg.prose_vector_weight}
         return {"keyword": cfg.keyword_weight, "vector": cfg.vector_weight}
 
     def _fuse(self, info: QueryInfo, kw_ids: list[str], similar: dict[str, float]) -> list[Hit]:
         vec_ids = list(similar)
-        scores = rrf({"keyword": kw_ids, "vector": vec_ids}, self._weights(info),
-                     self.config.rrf_k)
+        scores = rrf({"keyword": kw_ids, "vector": vec_ids}, self._weights(info), self.config.rrf_k)
         kw_rank, vec_rank = ranks(kw_ids), ranks(vec_ids)
         chunks = self.store.get_chunks(scores)
         hits = []
@@ -134,16 +144,23 @@ class Searcher:
             kr, vr = kw_rank.get(chunk_id), vec_rank.get(chunk_id)
             source = "hybrid" if kr and vr else "keyword" if kr else "vector"
             why = " + ".join(f"{name} #{r}" for name, r in (("keyword", kr), ("vector", vr)) if r)
-            hits.append(Hit(chunks[chunk_id], score, source, why, kr, vr,
-                            similarity=similar.get(chunk_id)))
+            hits.append(
+                Hit(chunks[chunk_id], score, source, why, kr, vr, similarity=similar.get(chunk_id))
+            )
         return hits
 
     def _log(self, result: SearchResult) -> None:
         if self.config.query_log and self.log_dir is not None:
-            append_query_log(self.log_dir, {
-                "type": "search", "query": result.query, "intent": result.intent,
-                "chunk_ids": [h.chunk.id for h in result.hits], "timings_ms": result.timings_ms,
-            })
+            append_query_log(
+                self.log_dir,
+                {
+                    "type": "search",
+                    "query": result.query,
+                    "intent": result.intent,
+                    "chunk_ids": [h.chunk.id for h in result.hits],
+                    "timings_ms": result.timings_ms,
+                },
+            )
 
 
 #: Free-text fields of a query-log record that may hold what a user typed.
@@ -154,8 +171,10 @@ def append_query_log(folder: Path, record: dict[str, object]) -> None:
     """Append one record (with the time) to ``folder/queries.jsonl``, secrets in the
     question and answer redacted (a token pasted into a question must not be kept); a
     read-only index still answers, with a warning."""
-    clean = {key: scrub_text(value) if key in LOGGED_TEXT and isinstance(value, str) else value
-             for key, value in record.items()}
+    clean = {
+        key: scrub_text(value) if key in LOGGED_TEXT and isinstance(value, str) else value
+        for key, value in record.items()
+    }
     try:
         with (folder / QUERY_LOG).open("a", encoding="utf-8") as fh:
             fh.write(json.dumps({"time": time.time(), **clean}) + "\n")

@@ -12,8 +12,15 @@ if TYPE_CHECKING:
     from .intent import QueryInfo
 
 #: Where a hit came from (DESIGN.md section 8, ``source`` of a search result).
-SOURCES = ("keyword", "vector", "hybrid", "graph:calls", "graph:called_by", "graph:imports",
-           "graph:tests")
+SOURCES = (
+    "keyword",
+    "vector",
+    "hybrid",
+    "graph:calls",
+    "graph:called_by",
+    "graph:imports",
+    "graph:tests",
+)
 
 
 @dataclass(frozen=True)
@@ -36,10 +43,18 @@ class Hit:
         """The ``R`` object of ``search --json`` (DESIGN.md section 8)."""
         c = self.chunk
         data: dict[str, Any] = {
-            "path": c.path, "start_line": c.start_line, "end_line": c.end_line,
-            "name": c.name, "qualname": c.qualname, "kind": c.kind, "language": c.language,
-            "score": round(self.score, 6), "source": self.source, "why": self.why,
-            "id": c.id, "repo": c.repo,
+            "path": c.path,
+            "start_line": c.start_line,
+            "end_line": c.end_line,
+            "name": c.name,
+            "qualname": c.qualname,
+            "kind": c.kind,
+            "language": c.language,
+            "score": round(self.score, 6),
+            "source": self.source,
+            "why": self.why,
+            "id": c.id,
+            "repo": c.repo,
         }
         if with_content:
             data["content"] = c.content
@@ -56,8 +71,11 @@ class SearchResult:
     info: QueryInfo | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "intent": self.intent,
-                "results": [h.to_json() for h in self.hits]}
+        return {
+            "query": self.query,
+            "intent": self.intent,
+            "results": [h.to_json() for h in self.hits],
+        }
 
 
 __all__ = ["SOURCES", "Filters", "Hit", "SearchResult"]

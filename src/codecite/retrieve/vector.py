@@ -47,20 +47,25 @@ class VectorIndex:
             allowed &= self.repos == filters.repo
         if filters.path:
             unique = {p: path_matches(filters.path, p) for p in set(self.paths.tolist())}
-            allowed &= np.fromiter((unique[p] for p in self.paths), dtype=bool,
-                                   count=len(self.paths))
+            allowed &= np.fromiter(
+                (unique[p] for p in self.paths), dtype=bool, count=len(self.paths)
+            )
         return allowed
 
-    def search(self, query: np.ndarray, filters: Filters | None = None,
-               limit: int = 50) -> list[tuple[str, float]]:
+    def search(
+        self, query: np.ndarray, filters: Filters | None = None, limit: int = 50
+    ) -> list[tuple[str, float]]:
         """(chunk id, cosine) best first."""
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
         if not len(self.ids):
             return []
         if vector.shape[0] != self.matrix.shape[1]:
-            log.warning("the query vector has %d dimensions, the index's vectors %d: vector "
-                        "search skipped; rebuild with `codecite index --full`",
-                        vector.shape[0], self.matrix.shape[1])
+            log.warning(
+                "the query vector has %d dimensions, the index's vectors %d: vector "
+                "search skipped; rebuild with `codecite index --full`",
+                vector.shape[0],
+                self.matrix.shape[1],
+            )
             return []
         scores = self.matrix @ vector
         allowed = self.mask(filters)

@@ -87,7 +87,7 @@ def m001_create_tables(conn: sqlite3.Connection) -> None:
             chunk_id TEXT PRIMARY KEY, content_hash TEXT NOT NULL, vec BLOB NOT NULL
         );
         CREATE INDEX vectors_content_hash ON vectors(content_hash);
-        """
+        """,
     )
 
 

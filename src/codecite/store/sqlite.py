@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 BUSY_TIMEOUT = 30.0
 LOCKED_RETRY_SECONDS = 0.05
 
+
 class SQLiteStore(SearchTables, VectorTables):
     """Chunks, files, graph and vectors of one index folder.
 
@@ -51,8 +52,14 @@ class SQLiteStore(SearchTables, VectorTables):
     ``discard_damaged=True`` (``index --full``) it is removed and built anew.
     """
 
-    def __init__(self, index_dir: str | Path, *, create: bool = True, readonly: bool = False,
-                 discard_damaged: bool = False) -> None:
+    def __init__(
+        self,
+        index_dir: str | Path,
+        *,
+        create: bool = True,
+        readonly: bool = False,
+        discard_damaged: bool = False,
+    ) -> None:
         self.dir = Path(index_dir)
         self.readonly = readonly
         if create and not readonly:
@@ -77,7 +84,8 @@ class SQLiteStore(SearchTables, VectorTables):
         if self.readonly and self.db_path.is_file() and self.db_path.stat().st_size == 0:
             raise IndexCorruptError(
                 f"{self.db_path} is empty (0 bytes): the index is damaged; rebuild it with "
-                "`codecite index --full`")
+                "`codecite index --full`"
+            )
         conn: sqlite3.Connection | None = None
         try:
             conn = self._open_readonly() if self.readonly else self._open_writable()
@@ -94,7 +102,8 @@ class SQLiteStore(SearchTables, VectorTables):
             if not self.readonly and READONLY_WORDS.search(str(exc)):
                 raise PathError(
                     f"cannot write the index at {self.dir} ({exc}); index into a folder you "
-                    "can write with --index DIR (searching this index still works)") from exc
+                    "can write with --index DIR (searching this index still works)"
+                ) from exc
             if not is_damage(exc):
                 raise
             raise IndexCorruptError(damaged_message(self.db_path, exc)) from exc
@@ -122,8 +131,9 @@ class SQLiteStore(SearchTables, VectorTables):
         """A connection that cannot write. A WAL database in a folder we cannot write to
         (no ``-shm`` to share) is opened as immutable: nobody can be writing it either."""
         uri = self.db_path.resolve().as_uri()
-        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT,
-                               isolation_level=None)
+        conn = sqlite3.connect(
+            f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT, isolation_level=None
+        )
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn
@@ -134,8 +144,7 @@ class SQLiteStore(SearchTables, VectorTables):
         return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
 
     def _remove_files(self) -> None:
-        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME,
-                     VECTOR_IDS_NAME):
+        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME, VECTOR_IDS_NAME):
             (self.dir / name).unlink(missing_ok=True)
 
     def reset(self) -> None:
@@ -230,8 +239,15 @@ class SQLiteStore(SearchTables, VectorTables):
         return {row[0]: dict(zip(cols, row, strict=True)) for row in cur}
 
     def put_file(
-        self, path: str, language: str, digest: str, size: int, mtime_ns: int,
-        git_blob: str, n_chunks: int, secrets: int,
+        self,
+        path: str,
+        language: str,
+        digest: str,
+        size: int,
+        mtime_ns: int,
+        git_blob: str,
+        n_chunks: int,
+        secrets: int,
     ) -> None:
         self.conn.execute(
             "INSERT OR REPLACE INTO files(path, language, hash, size, mtime_ns, git_blob, "
@@ -259,13 +275,16 @@ class SQLiteStore(SearchTables, VectorTables):
         self.conn.execute("DELETE FROM refs WHERE path=?", (path,))
         self.conn.execute("DELETE FROM imports WHERE path=?", (path,))
         self.conn.executemany("DELETE FROM edges WHERE src=?", [(i,) for i in ids])
-        self.conn.executemany("DELETE FROM edges WHERE dst=?", [(i,) for i in ids
-                                                                  if i not in keep])
+        self.conn.executemany("DELETE FROM edges WHERE dst=?", [(i,) for i in ids if i not in keep])
         self.conn.execute("DELETE FROM files WHERE path=?", (path,))
 
     # --- chunks ----------------------------------------------------------------
-    def add_chunks(self, chunks: Sequence[Chunk], priorities: Sequence[float],
-                   keyword_rows: Sequence[tuple[str, str, str]] | None = None) -> None:
+    def add_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        priorities: Sequence[float],
+        keyword_rows: Sequence[tuple[str, str, str]] | None = None,
+    ) -> None:
         """Insert chunks with their keyword-index rows (computed here unless given:
         the indexer computes them in its worker processes)."""
         rows = keyword_rows if keyword_rows is not None else [keyword_row(c) for c in chunks]
@@ -274,10 +293,29 @@ class SQLiteStore(SearchTables, VectorTables):
         self.conn.executemany(
             f"INSERT INTO chunks(rowid, {CHUNK_COLS}, priority) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(rowid, c.id, c.repo, c.path, c.language, c.kind, c.name, c.qualname, c.start_line,
-              c.end_line, c.content, c.context, c.content_hash, c.signature, c.docstring,
-              c.parent, c.part, priority)
-             for rowid, c, priority in zip(rowids, chunks, priorities, strict=True)],
+            [
+                (
+                    rowid,
+                    c.id,
+                    c.repo,
+                    c.path,
+                    c.language,
+                    c.kind,
+                    c.name,
+                    c.qualname,
+                    c.start_line,
+                    c.end_line,
+                    c.content,
+                    c.context,
+                    c.content_hash,
+                    c.signature,
+                    c.docstring,
+                    c.parent,
+                    c.part,
+                    priority,
+                )
+                for rowid, c, priority in zip(rowids, chunks, priorities, strict=True)
+            ],
         )
         self.conn.executemany(
             "INSERT INTO chunks_fts(rowid, symbol, path, body) VALUES (?,?,?,?)",
@@ -289,8 +327,15 @@ class SQLiteStore(SearchTables, VectorTables):
         transaction; a database too damaged for that is replaced by a new one."""
         try:
             with self.transaction():
-                for table in ("chunks_fts", "chunks", "files", "imports", "refs", "edges",
-                              "vectors"):
+                for table in (
+                    "chunks_fts",
+                    "chunks",
+                    "files",
+                    "imports",
+                    "refs",
+                    "edges",
+                    "vectors",
+                ):
                     self.conn.execute(f"DELETE FROM {table}")
         except sqlite3.DatabaseError as exc:
             if not is_damage(exc):
@@ -343,10 +388,14 @@ class SQLiteStore(SearchTables, VectorTables):
         """Files with an edge into one of the chunks ``ids`` (callers, importers, tests)."""
         out: set[str] = set()
         for chunk_id in ids:
-            out.update(r[0] for r in self.conn.execute(
-                "SELECT DISTINCT s.path FROM edges e JOIN chunks s ON s.id = e.src "
-                "WHERE e.dst = ?", (chunk_id,)
-            ))
+            out.update(
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT DISTINCT s.path FROM edges e JOIN chunks s ON s.id = e.src "
+                    "WHERE e.dst = ?",
+                    (chunk_id,),
+                )
+            )
         return out
 
     def counts(self) -> dict[str, int]:
@@ -361,8 +410,12 @@ class SQLiteStore(SearchTables, VectorTables):
         }
 
     def group_counts(self, table: str, column: str) -> dict[str, int]:
-        assert (table, column) in {("files", "language"), ("chunks", "kind"),
-                                   ("chunks", "language"), ("edges", "kind")}
+        assert (table, column) in {
+            ("files", "language"),
+            ("chunks", "kind"),
+            ("chunks", "language"),
+            ("edges", "kind"),
+        }
         rows = self.conn.execute(
             f"SELECT {column}, count(*) FROM {table} GROUP BY {column} ORDER BY 2 DESC"
         )
@@ -387,8 +440,14 @@ class SQLiteStore(SearchTables, VectorTables):
             out.setdefault(path, []).append(Import(module, tuple(json.loads(names)), alias, line))
         return out
 
-    def refs_for(self, *, paths: Iterable[str] = (), names: Iterable[str] = (),
-                 srcs: Iterable[str] = (), all_refs: bool = False) -> list[tuple[str, Reference]]:
+    def refs_for(
+        self,
+        *,
+        paths: Iterable[str] = (),
+        names: Iterable[str] = (),
+        srcs: Iterable[str] = (),
+        all_refs: bool = False,
+    ) -> list[tuple[str, Reference]]:
         """References by source path, referenced name or source chunk, as (path, Reference)."""
         sql = "SELECT path, src, name, qualifier, kind, line FROM refs"
         rows: list[tuple[str, str, str, str, str, int]] = []
@@ -406,8 +465,9 @@ class SQLiteStore(SearchTables, VectorTables):
                 out.append((row[0], Reference(row[1], row[2], row[3], row[4], row[5])))
         return out
 
-    def replace_edges(self, srcs: Iterable[str], edges: Iterable[Edge],
-                      kinds: Sequence[str]) -> None:
+    def replace_edges(
+        self, srcs: Iterable[str], edges: Iterable[Edge], kinds: Sequence[str]
+    ) -> None:
         """Drop the edges of ``kinds`` leaving ``srcs``, then insert ``edges``."""
         marks = ",".join("?" * len(kinds))
         self.conn.executemany(
@@ -438,9 +498,13 @@ class SQLiteStore(SearchTables, VectorTables):
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
-        return [(str(s), str(d)) for s, d in self.conn.execute(
-            f"SELECT src, dst FROM edges WHERE src IN ({marks}) AND dst IN ({marks})",
-            [*ids, *ids])]
+        return [
+            (str(s), str(d))
+            for s, d in self.conn.execute(
+                f"SELECT src, dst FROM edges WHERE src IN ({marks}) AND dst IN ({marks})",
+                [*ids, *ids],
+            )
+        ]
 
     def edges_to(self, chunk_id: str, kind: str | None = None) -> list[Edge]:
         sql, args = "SELECT src, dst, kind, line FROM edges WHERE dst=?", [chunk_id]

@@ -17,11 +17,27 @@ VECTOR_IDS_NAME = "vectors.ids.json"
 LOCK_NAME = "index.lock"
 #: What codecite itself keeps in an index folder (any other file means the folder is
 #: someone else's, e.g. ``--index src``).
-OWN_FILES = frozenset({".gitignore", DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME,
-                       VECTOR_IDS_NAME, LOCK_NAME, "queries.jsonl"})
+OWN_FILES = frozenset(
+    {
+        ".gitignore",
+        DB_NAME,
+        DB_NAME + "-wal",
+        DB_NAME + "-shm",
+        VECTORS_NAME,
+        VECTOR_IDS_NAME,
+        LOCK_NAME,
+        "queries.jsonl",
+    }
+)
 #: sqlite3 messages that mean the file is not a usable database (not a busy/locked one).
-_DAMAGE_WORDS = ("not a database", "malformed", "disk image", "file is encrypted",
-                 "no such table", "no such column")
+_DAMAGE_WORDS = (
+    "not a database",
+    "malformed",
+    "disk image",
+    "file is encrypted",
+    "no such table",
+    "no such column",
+)
 
 
 READONLY_WORDS = re.compile(r"readonly|read-only|unable to open")
@@ -33,8 +49,7 @@ def is_damage(exc: sqlite3.DatabaseError) -> bool:
 
 
 def damaged_message(db_path: Path, exc: BaseException) -> str:
-    return (f"the index at {db_path} is damaged ({exc}); rebuild it with "
-            "`codecite index --full`")
+    return f"the index at {db_path} is damaged ({exc}); rebuild it with `codecite index --full`"
 
 
 CHUNK_COLS = (

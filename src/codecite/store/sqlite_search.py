@@ -53,19 +53,26 @@ class SearchTables(Tables):
     _df_cache: dict[str, int]
     _vocab_ready: bool = False
 
-    def keyword_search(self, terms: Sequence[str], filters: Filters | None, limit: int,
-                       weights: KeywordWeights) -> list[str]:
+    def keyword_search(
+        self, terms: Sequence[str], filters: Filters | None, limit: int, weights: KeywordWeights
+    ) -> list[str]:
         """Chunk ids by BM25, best first."""
         if not terms:
             return []
         match = fts_match(terms)
         if not filters:  # rank on the keyword index alone; join only the winners (faster)
-            rowids = [r[0] for r in self.conn.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "ORDER BY bm25(chunks_fts, ?, ?, ?) LIMIT ?", [match, *weights, limit])]
+            rowids = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+                    "ORDER BY bm25(chunks_fts, ?, ?, ?) LIMIT ?",
+                    [match, *weights, limit],
+                )
+            ]
             marks = ",".join("?" * len(rowids))
-            ids = dict(self.conn.execute(
-                f"SELECT rowid, id FROM chunks WHERE rowid IN ({marks})", rowids))
+            ids = dict(
+                self.conn.execute(f"SELECT rowid, id FROM chunks WHERE rowid IN ({marks})", rowids)
+            )
             return [ids[r] for r in rowids if r in ids]
         where, args = filter_sql(filters)
         rows = self.conn.execute(
@@ -82,17 +89,21 @@ class SearchTables(Tables):
     def document_frequency(self, term: str) -> int:
         """Chunks whose keyword texts hold ``term`` (cached per store)."""
         if not self._vocab_ready:
-            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.codecite_vocab "
-                              "USING fts5vocab(main, 'chunks_fts', 'row')")
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.codecite_vocab "
+                "USING fts5vocab(main, 'chunks_fts', 'row')"
+            )
             self._vocab_ready, self._df_cache = True, {}
         if term not in self._df_cache:
             row = self.conn.execute(
-                "SELECT doc FROM temp.codecite_vocab WHERE term = ?", (term,)).fetchone()
+                "SELECT doc FROM temp.codecite_vocab WHERE term = ?", (term,)
+            ).fetchone()
             self._df_cache[term] = int(row[0]) if row else 0
         return self._df_cache[term]
 
-    def find_symbols(self, name: str, column: Literal["qualname", "name"],
-                     filters: Filters | None, limit: int) -> list[str]:
+    def find_symbols(
+        self, name: str, column: Literal["qualname", "name"], filters: Filters | None, limit: int
+    ) -> list[str]:
         """Ids of chunks whose ``column`` (or qualname) is ``name``: definitions before
         module/window/file chunks, first parts first, shorter paths first."""
         assert column in ("qualname", "name")

@@ -28,8 +28,11 @@ class VectorTables(Tables):
     """The vector methods of :class:`~codecite.store.sqlite.SQLiteStore`."""
 
     def vector_count(self) -> int:
-        return int(self.conn.execute(
-            "SELECT count(*) FROM vectors v JOIN chunks c ON c.id = v.chunk_id").fetchone()[0])
+        return int(
+            self.conn.execute(
+                "SELECT count(*) FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
+            ).fetchone()[0]
+        )
 
     def vector_rows(self) -> VectorRows | None:
         """The snapshot when it is current, else the vectors read from the database (an
@@ -44,16 +47,24 @@ class VectorTables(Tables):
         else:
             log.info("vectors snapshot is stale; reading %d vectors from the database", in_db)
             ids, matrix = self.vector_matrix(dim)
-        meta = {r[0]: r[1:] for r in self.conn.execute(
-            "SELECT id, language, kind, path, repo FROM chunks")}
+        meta = {
+            r[0]: r[1:]
+            for r in self.conn.execute("SELECT id, language, kind, path, repo FROM chunks")
+        }
         keep = [i for i, chunk_id in enumerate(ids) if chunk_id in meta]
         if len(keep) != len(ids):  # the snapshot holds chunks deleted since
             matrix, ids = matrix[keep], [ids[i] for i in keep]
         if not ids:
             return None
         rows = [meta[i] for i in ids]
-        return VectorRows(ids, matrix, [r[0] for r in rows], [r[1] for r in rows],
-                          [r[2] for r in rows], [r[3] for r in rows])
+        return VectorRows(
+            ids,
+            matrix,
+            [r[0] for r in rows],
+            [r[1] for r in rows],
+            [r[2] for r in rows],
+            [r[3] for r in rows],
+        )
 
     def chunks_missing_vectors(self, limit: int) -> list[Chunk]:
         """Chunks with no vector yet, most useful first."""
@@ -66,10 +77,12 @@ class VectorTables(Tables):
         return [row_to_chunk(r) for r in rows]
 
     def count_missing_vectors(self) -> int:
-        return int(self.conn.execute(
-            "SELECT count(*) FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id "
-            "WHERE v.chunk_id IS NULL"
-        ).fetchone()[0])
+        return int(
+            self.conn.execute(
+                "SELECT count(*) FROM chunks c LEFT JOIN vectors v ON v.chunk_id = c.id "
+                "WHERE v.chunk_id IS NULL"
+            ).fetchone()[0]
+        )
 
     def reuse_vectors_by_content(self) -> int:
         """Give chunks without a vector the vector of a chunk with the same content
@@ -92,9 +105,7 @@ class VectorTables(Tables):
         )
 
     def prune_vectors(self) -> int:
-        cur = self.conn.execute(
-            "DELETE FROM vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)"
-        )
+        cur = self.conn.execute("DELETE FROM vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)")
         return cur.rowcount
 
     def vector_matrix(self, dim: int = 0) -> tuple[list[str], np.ndarray]:
@@ -109,8 +120,9 @@ class VectorTables(Tables):
         width = dim * 4 or (len(rows[0][1]) if rows else 0)
         good = [(chunk_id, blob) for chunk_id, blob in rows if len(blob) == width]
         if len(good) != len(rows):
-            log.warning("%d stored vectors have the wrong size; they are ignored",
-                        len(rows) - len(good))
+            log.warning(
+                "%d stored vectors have the wrong size; they are ignored", len(rows) - len(good)
+            )
         matrix = np.empty((len(good), width // 4), dtype=np.float32)
         for i, (_, blob) in enumerate(good):
             matrix[i] = np.frombuffer(blob, dtype=np.float32)
@@ -136,16 +148,25 @@ class VectorTables(Tables):
             ids = json.loads(ids_file.read_text(encoding="utf-8"))
             matrix = np.load(npy, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, UnicodeDecodeError) as exc:
-            log.warning("ignoring the damaged vectors snapshot in %s (%s); `codecite index` "
-                        "rewrites it", self.dir, exc)
+            log.warning(
+                "ignoring the damaged vectors snapshot in %s (%s); `codecite index` rewrites it",
+                self.dir,
+                exc,
+            )
             return None
         usable = (
-            isinstance(ids, list) and all(isinstance(i, str) for i in ids)
-            and matrix.dtype == np.float32 and matrix.ndim == 2
-            and matrix.shape[0] == len(ids) and (not dim or matrix.shape[1] == dim)
+            isinstance(ids, list)
+            and all(isinstance(i, str) for i in ids)
+            and matrix.dtype == np.float32
+            and matrix.ndim == 2
+            and matrix.shape[0] == len(ids)
+            and (not dim or matrix.shape[1] == dim)
         )
         if not usable:
-            log.warning("ignoring the vectors snapshot in %s: it does not match the index; "
-                        "`codecite index` rewrites it", self.dir)
+            log.warning(
+                "ignoring the vectors snapshot in %s: it does not match the index; "
+                "`codecite index` rewrites it",
+                self.dir,
+            )
             return None
         return ids, matrix
