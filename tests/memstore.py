@@ -226,6 +226,9 @@ class MemoryStore:
     def vector_count(self) -> int:
         return len(self._vector_ids)
 
+    def generation(self) -> int:
+        return 0  # never changes: nothing else writes to it
+
     def vector_rows(self) -> VectorRows | None:
         if not self._vector_ids:
             return None

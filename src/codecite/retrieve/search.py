@@ -52,10 +52,15 @@ class Searcher:
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.reranker = SignalReranker(self.store, self.config)
         self.term_stats = TermStats(self.store)
+        self._generation = self.store.generation()
 
     # --- lazily loaded parts -------------------------------------------------
     @property
     def vectors(self) -> VectorIndex | None:
+        generation = self.store.generation()
+        if generation != self._generation:  # another process committed (a re-index)
+            self._generation, self._vectors_loaded = generation, False
+            self.term_stats = TermStats(self.store)
         if not self._vectors_loaded:
             self._vectors = VectorIndex.load(self.store)
             self._vectors_loaded = True

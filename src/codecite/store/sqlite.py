@@ -129,10 +129,12 @@ class SQLiteStore(SearchTables, VectorTables):
 
     def _open_readonly(self) -> sqlite3.Connection:
         """A connection that cannot write. A WAL database in a folder we cannot write to
-        (no ``-shm`` to share) is opened as immutable: nobody can be writing it either."""
+        (no ``-shm`` to share) is opened as immutable: nobody can be writing it either.
+        It may be used from any thread, one at a time (a server serialises its use)."""
         uri = self.db_path.resolve().as_uri()
         conn = sqlite3.connect(
-            f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT, isolation_level=None
+            f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT, isolation_level=None,
+            check_same_thread=False,
         )
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -141,7 +143,9 @@ class SQLiteStore(SearchTables, VectorTables):
             conn.close()
             if "unable to open" not in str(exc):
                 raise
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+        return sqlite3.connect(
+            f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False
+        )
 
     def _remove_files(self) -> None:
         for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME, VECTOR_IDS_NAME):

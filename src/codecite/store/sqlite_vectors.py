@@ -34,6 +34,10 @@ class VectorTables(Tables):
             ).fetchone()[0]
         )
 
+    def generation(self) -> int:
+        """SQLite's ``data_version``: it changes when another connection commits."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
     def vector_rows(self) -> VectorRows | None:
         """The snapshot when it is current, else the vectors read from the database (an
         index still embedding is searched with what it has so far); None when empty."""

@@ -1,0 +1,203 @@
+"""The server's configuration file (DESIGN.md §11, a contract)::
+
+    # codecite-server.toml
+    listen = "127.0.0.1:8765"
+    auth = "token"                 # "none" is allowed only on a loopback address
+    state = "codecite-state.db"    # tokens + audit log (relative to this file)
+    audit_retention_days = 90      # 0 keeps every row
+    trusted_proxies = []           # addresses whose `user_header` names the user
+    user_header = ""               # e.g. "X-Forwarded-User" (with trusted_proxies)
+    [limits]
+    max_body_bytes = 65536
+    max_k = 50
+    max_question_chars = 4000
+    [codecite]                     # any codecite.toml setting, for every repository
+    llm = "extractive"
+    [repos.shop]
+    path = "/srv/code/shop"        # index defaults to PATH/.codecite
+    [repos.payments]
+    path = "/srv/code/payments"
+    index = "/srv/index/payments"
+
+Relative paths are relative to the file. Every problem is a :class:`ConfigError` that
+names the file and the setting.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..errors import ConfigError
+
+DEFAULT_LISTEN = "127.0.0.1:8765"
+DEFAULT_STATE = "codecite-state.db"
+AUTH_MODES = ("token", "none")
+#: Repository names are used in URLs and globs: keep them simple.
+REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for (larger requests get 413/422)."""
+
+    max_body_bytes: int = 65_536
+    max_k: int = 50
+    max_question_chars: int = 4_000
+    #: Lines ``/code`` returns at most.
+    max_code_lines: int = 2_000
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    name: str
+    path: Path
+    index: Path
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    source: Path
+    host: str
+    port: int
+    auth: str
+    state: Path
+    repos: dict[str, RepoConfig]
+    limits: Limits = Limits()
+    audit_retention_days: int = 90
+    trusted_proxies: tuple[str, ...] = ()
+    user_header: str = ""
+    #: codecite.toml settings applied to every repository (``[codecite]``).
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    def with_listen(self, host: str | None, port: int | None) -> ServerConfig:
+        from dataclasses import replace
+
+        return replace(self, host=host or self.host, port=self.port if port is None else port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _split_listen(value: str, where: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(
+            f"{where}: listen must be HOST:PORT (e.g. {DEFAULT_LISTEN}), got {value!r}"
+        )
+    return host.strip("[]"), int(port)
+
+
+def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: [{key}] must be a table")
+    return value
+
+
+def _repos(data: dict[str, Any], base: Path, where: str) -> dict[str, RepoConfig]:
+    repos: dict[str, RepoConfig] = {}
+    for name, spec in _table(data, "repos", where).items():
+        if not REPO_NAME.match(name):
+            raise ConfigError(f"{where}: repository name {name!r}: use letters, digits, . _ -")
+        if not isinstance(spec, dict) or not isinstance(spec.get("path"), str):
+            raise ConfigError(f'{where}: [repos.{name}] needs path = "/path/to/repo"')
+        unknown = set(spec) - {"path", "index"}
+        if unknown:
+            raise ConfigError(f"{where}: [repos.{name}]: unknown setting(s) {sorted(unknown)}")
+        path = (base / Path(spec["path"]).expanduser()).resolve()
+        index = spec.get("index")
+        index_dir = (base / Path(index).expanduser()).resolve() if index else path / ".codecite"
+        repos[name] = RepoConfig(name, path, index_dir)
+    if not repos:
+        raise ConfigError(f'{where}: no repositories; add [repos.NAME] with path = "..."')
+    return repos
+
+
+def _limits(data: dict[str, Any], where: str) -> Limits:
+    values = _table(data, "limits", where)
+    known = Limits.__dataclass_fields__
+    out: dict[str, int] = {}
+    for key, value in values.items():
+        if key not in known:
+            raise ConfigError(f"{where}: [limits]: unknown setting {key!r}; known: {sorted(known)}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{where}: [limits] {key} must be a positive whole number")
+        out[key] = value
+    return Limits(**out)
+
+
+KNOWN_KEYS = {
+    "listen",
+    "auth",
+    "state",
+    "repos",
+    "limits",
+    "codecite",
+    "audit_retention_days",
+    "trusted_proxies",
+    "user_header",
+    "slack",
+}
+
+
+def load_server_config(path: str | Path) -> ServerConfig:
+    """Read and check a server configuration file."""
+    source = Path(path).expanduser().resolve()
+    where = str(source)
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{where}: no such file; write one (see `codecite serve --help`)"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML ({exc})") from None
+    unknown = set(data) - KNOWN_KEYS
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown setting(s) {sorted(unknown)}; known: {sorted(KNOWN_KEYS)}"
+        )
+    base = source.parent
+    host, port = _split_listen(str(data.get("listen", DEFAULT_LISTEN)), where)
+    auth = str(data.get("auth", "token"))
+    if auth not in AUTH_MODES:
+        raise ConfigError(f"{where}: auth must be one of {', '.join(AUTH_MODES)}, got {auth!r}")
+    retention = data.get("audit_retention_days", 90)
+    if isinstance(retention, bool) or not isinstance(retention, int) or retention < 0:
+        raise ConfigError(f"{where}: audit_retention_days must be a whole number >= 0")
+    proxies = data.get("trusted_proxies", [])
+    if not isinstance(proxies, list) or not all(isinstance(p, str) for p in proxies):
+        raise ConfigError(f"{where}: trusted_proxies must be a list of addresses")
+    overrides = _table(data, "codecite", where)
+    unknown_settings = set(overrides) - set(Config.field_names())
+    if unknown_settings:
+        raise ConfigError(f"{where}: [codecite]: unknown setting(s) {sorted(unknown_settings)}")
+    return ServerConfig(
+        source=source,
+        host=host,
+        port=port,
+        auth=auth,
+        state=(base / Path(str(data.get("state", DEFAULT_STATE))).expanduser()).resolve(),
+        repos=_repos(data, base, where),
+        limits=_limits(data, where),
+        audit_retention_days=retention,
+        trusted_proxies=tuple(proxies),
+        user_header=str(data.get("user_header", "")),
+        overrides=dict(overrides),
+    )
