@@ -39,6 +39,12 @@ __all__ = [
 ]
 
 INDEX_DIRNAME = ".codecite"
+#: Graph relations of :meth:`Index.related`: edge kind, and whether edges point *into* the chunk.
+RELATIONS: dict[str, tuple[str, bool]] = {
+    "callers": ("calls", True),
+    "callees": ("calls", False),
+    "tests": ("tests", True),
+}
 #: Most results one query may ask for.
 MAX_K = 1000
 
@@ -276,6 +282,33 @@ class Index:
                 file_digest(source.abspath) != old["hash"]
             ):
                 status.modified.append(path)
+
+    # --- the code graph ------------------------------------------------------------
+    def find_symbol(self, name: str, limit: int = 10) -> list[Chunk]:
+        """Definitions named ``name``: by qualname (``Deal.close``) first, else by plain
+        name (``close``: several when ambiguous), definitions before module chunks."""
+        with self.store.reporting_damage():
+            ids = self.store.find_symbols(name, "qualname", None, limit)
+            ids = ids or self.store.find_symbols(name.rsplit(".", 1)[-1], "name", None, limit)
+            found = self.store.get_chunks(ids)
+            return [found[i] for i in ids if i in found]
+
+    def related(self, chunk: Chunk, relation: str, limit: int = 50) -> list[tuple[Chunk, int]]:
+        """Chunks linked to ``chunk`` in the code graph, with the line of the link:
+        ``callers`` (who calls it), ``callees`` (what it calls), ``tests`` (tests that
+        exercise it)."""
+        if relation not in RELATIONS:
+            raise UserError(f"unknown relation {relation!r}; choose from: {', '.join(RELATIONS)}")
+        kind, incoming = RELATIONS[relation]
+        with self.store.reporting_damage():
+            edges = (
+                self.store.edges_to(chunk.id, kind)
+                if incoming
+                else self.store.edges_from(chunk.id, kind)
+            )[:limit]
+            ids = [e.src if incoming else e.dst for e in edges]
+            found = self.store.get_chunks(ids)
+            return [(found[i], e.line) for i, e in zip(ids, edges, strict=True) if i in found]
 
     def changed_since_commit(self) -> set[str] | None:
         commit = self.store.get_meta("indexed_commit")

@@ -11,6 +11,7 @@
     max_body_bytes = 65536
     max_k = 50
     max_question_chars = 4000
+    requests_per_minute = 600      # per user; 0: no limit
     [codecite]                     # any codecite.toml setting, for every repository
     llm = "extractive"
     [repos.shop]
@@ -51,6 +52,8 @@ class Limits:
     max_question_chars: int = 4_000
     #: Lines ``/code`` returns at most.
     max_code_lines: int = 2_000
+    #: Requests per user per minute (429 beyond); 0 turns the limit off.
+    requests_per_minute: int = 600
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,8 @@ def _limits(data: dict[str, Any], where: str) -> Limits:
     for key, value in values.items():
         if key not in known:
             raise ConfigError(f"{where}: [limits]: unknown setting {key!r}; known: {sorted(known)}")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{where}: [limits] {key} must be a positive whole number")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"{where}: [limits] {key} must be a whole number >= 0")
         out[key] = value
     return Limits(**out)
 

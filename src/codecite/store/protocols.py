@@ -106,6 +106,7 @@ class VectorSource(Protocol):
         """A number that changes whenever another process commits to the store (a
         re-index running beside a server): loaded vectors are then reloaded."""
         ...
+
     def vector_rows(self) -> VectorRows | None:
         """All vectors (None when there are none), as fresh as the store can give them:
         an index still embedding is searched with what it has so far."""

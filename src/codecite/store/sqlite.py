@@ -133,7 +133,10 @@ class SQLiteStore(SearchTables, VectorTables):
         It may be used from any thread, one at a time (a server serialises its use)."""
         uri = self.db_path.resolve().as_uri()
         conn = sqlite3.connect(
-            f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT, isolation_level=None,
+            f"{uri}?mode=ro",
+            uri=True,
+            timeout=BUSY_TIMEOUT,
+            isolation_level=None,
             check_same_thread=False,
         )
         try:

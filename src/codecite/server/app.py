@@ -1,0 +1,356 @@
+"""The HTTP server: ``create_app(config)`` builds the FastAPI application.
+
+Layers (DESIGN.md §11): HTTP → auth (token → :class:`Principal` → readable repos) →
+the public API per allowed repository (:class:`RepoPool`) → fusion across repositories.
+The access check runs before retrieval; every request to ``/api`` and ``/mcp``, allowed
+or denied, leaves one audit row (user, client, endpoint, repos, question, result and
+citation locations — never code — status, latency). Errors are JSON
+``{"error": {"code", "message"}}``; nothing returns a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .. import __version__
+from ..errors import (
+    CodeciteError,
+    ConfigError,
+    IndexCorruptError,
+    IndexMissingError,
+    LLMError,
+    UserError,
+)
+from .auth import LOCAL_USER, Principal
+from .config import ServerConfig
+from .jobs import Jobs
+from .mcp import CURRENT_PRINCIPAL
+from .repos import RepoPool
+from .state import AuditRecord, StateStore
+
+log = logging.getLogger(__name__)
+
+#: Paths that need no token.
+PUBLIC_PATHS = frozenset(
+    {"/healthz", "/metrics", "/docs", "/openapi.json", "/docs/oauth2-redirect"}
+)
+
+
+class ApiError(Exception):
+    """An error answered as ``{"error": {"code", "message"}}`` with ``status``."""
+
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+@dataclass
+class AuditNote:
+    """What an endpoint adds to its request's audit row."""
+
+    repos: list[str] = field(default_factory=list)
+    question: str = ""
+    results: list[str] = field(default_factory=list)
+    citations: list[str] = field(default_factory=list)
+    detail: str = ""
+    #: Set by a streaming endpoint that writes its own row when the stream ends.
+    deferred: bool = False
+
+
+@dataclass
+class ServerState:
+    """Everything the endpoints share (``request.app.state.codecite``)."""
+
+    config: ServerConfig
+    state: StateStore
+    pool: RepoPool
+    jobs: Jobs
+    metrics: Metrics
+    rate: RateLimiter
+
+
+class Metrics:
+    """Prometheus metrics of one app (its own registry: several apps in one process)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "codecite_requests_total",
+            "HTTP requests",
+            ["endpoint", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "codecite_request_seconds", "Request latency", ["endpoint"], registry=self.registry
+        )
+        self.denied = Counter(
+            "codecite_denied_total",
+            "Requests refused by auth or ACL",
+            ["reason"],
+            registry=self.registry,
+        )
+
+
+class RateLimiter:
+    """Requests per user per minute (a sliding window); 0 turns it off."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.per_minute = per_minute
+        self._seen: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def allow(self, user: str) -> bool:
+        if self.per_minute <= 0:
+            return True
+        now = time.monotonic()
+        with self._lock:
+            recent = [t for t in self._seen.get(user, []) if now - t < 60.0]
+            allowed = len(recent) < self.per_minute
+            if allowed:
+                recent.append(now)
+            self._seen[user] = recent
+            return allowed
+
+
+def route_name(request: Request) -> str:
+    """The endpoint's path template (``/api/v1/repos/{repo}/code``), for metrics."""
+    route = request.scope.get("route")
+    return str(getattr(route, "path", request.url.path))
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+def authenticate(request: Request, server: ServerState) -> Principal:
+    """The caller, or :class:`ApiError` 401. A trusted proxy's user header counts only
+    from the configured proxy addresses (and the user needs an active token, whose
+    repositories apply)."""
+    config = server.config
+    if config.auth == "none":
+        return LOCAL_USER
+    client = client_address(request)
+    if config.user_header and client in config.trusted_proxies:
+        user = request.headers.get(config.user_header, "").strip()
+        if user:
+            principal = server.state.principal_for_user(user)
+            if principal is None:
+                raise ApiError(401, "unauthorized", f"user {user!r} has no active token")
+            return principal
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        server.metrics.denied.labels("missing").inc()
+        raise ApiError(
+            401,
+            "unauthorized",
+            "missing token: send Authorization: Bearer TOKEN "
+            "(an admin creates one with `codecite token create`)",
+            {"WWW-Authenticate": "Bearer"},
+        )
+    principal, reason = server.state.check_token(token.strip())
+    if principal is None:
+        server.metrics.denied.labels(reason).inc()
+        raise ApiError(
+            401,
+            "unauthorized",
+            f"invalid token ({reason})",
+            {"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
+    return principal
+
+
+def _error_response(exc: BaseException) -> JSONResponse:
+    if isinstance(exc, ApiError):
+        return JSONResponse(error_body(exc.code, exc.message), exc.status, headers=exc.headers)
+    if isinstance(exc, IndexMissingError):
+        return JSONResponse(error_body("not_indexed", str(exc)), 409)
+    if isinstance(exc, IndexCorruptError):
+        return JSONResponse(error_body("index_damaged", str(exc)), 500)
+    if isinstance(exc, LLMError):  # the model endpoint failed: not the caller's fault
+        return JSONResponse(error_body("llm_unavailable", str(exc)), 502)
+    if isinstance(exc, ConfigError):
+        return JSONResponse(error_body("server_config", str(exc)), 500)
+    if isinstance(exc, UserError):
+        return JSONResponse(error_body("bad_request", str(exc)), 400)
+    log.error("internal error", exc_info=exc)
+    return JSONResponse(error_body("internal", "internal error; the server log has details"), 500)
+
+
+def _write_audit(
+    server: ServerState, request: Request, user: str, status: int, started: float, note: AuditNote
+) -> None:
+    try:
+        server.state.audit(
+            AuditRecord(
+                time=time.time(),
+                user=user,
+                client=client_address(request),
+                method=request.method,
+                endpoint=request.url.path,
+                status=status,
+                latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                repos=note.repos,
+                question=note.question,
+                results=note.results,
+                citations=note.citations,
+                detail=note.detail,
+            )
+        )
+    except Exception:  # an audit failure is logged loudly but does not hide the answer
+        log.exception("could not write the audit row")
+
+
+def _install_middleware(app: FastAPI, server: ServerState) -> None:
+    limits = server.config.limits
+
+    @app.middleware("http")
+    async def guard(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        started = time.perf_counter()
+        path = request.url.path
+        request.state.note = AuditNote()
+        request.state.principal = None
+        audited = path.startswith(("/api/", "/mcp"))
+        response: Response
+        try:
+            length = request.headers.get("content-length", "")
+            if length and (not length.isdigit() or int(length) > limits.max_body_bytes):
+                raise ApiError(413, "too_large", f"request body over {limits.max_body_bytes} bytes")
+            if path not in PUBLIC_PATHS and not path.startswith("/docs"):
+                principal = authenticate(request, server)
+                request.state.principal = principal
+                if not server.rate.allow(principal.user):
+                    raise ApiError(
+                        429,
+                        "rate_limited",
+                        "too many requests; wait a minute",
+                        {"Retry-After": "60"},
+                    )
+            # MCP tools read the caller from a context variable (the SDK carries it over).
+            token = CURRENT_PRINCIPAL.set(request.state.principal)
+            try:
+                response = await call_next(request)
+            finally:
+                CURRENT_PRINCIPAL.reset(token)
+        except Exception as exc:
+            response = _error_response(exc)
+        name = route_name(request)
+        server.metrics.requests.labels(name, str(response.status_code)).inc()
+        server.metrics.latency.labels(name).observe(time.perf_counter() - started)
+        note: AuditNote = request.state.note
+        if audited and not note.deferred:
+            principal = request.state.principal
+            _write_audit(
+                server,
+                request,
+                principal.user if principal else "-",
+                response.status_code,
+                started,
+                note,
+            )
+        return response
+
+
+def _install_errors(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(CodeciteError)
+    async def codecite_error(_: Request, exc: CodeciteError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg', '')}"
+            for e in exc.errors()
+        )
+        return JSONResponse(error_body("invalid_request", problems or "invalid request"), 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {404: "not_found", 405: "method_not_allowed"}
+        return JSONResponse(
+            error_body(codes.get(exc.status_code, "http_error"), str(exc.detail)), exc.status_code
+        )
+
+    @app.exception_handler(Exception)
+    async def internal(_: Request, exc: Exception) -> JSONResponse:
+        return _error_response(exc)
+
+
+def create_app(
+    config: ServerConfig, *, state: StateStore | None = None, pool: RepoPool | None = None
+) -> FastAPI:
+    """The server for ``config`` (the state database and the repositories are opened
+    here unless given)."""
+    from .mcp import build_mcp, mcp_http_app, mcp_lifespan, principal_from_context
+    from .routes import router
+
+    store = state or StateStore(config.state)
+    repos = pool or RepoPool(config.repos, config.overrides)
+    server = ServerState(
+        config,
+        store,
+        repos,
+        Jobs(config.overrides),
+        Metrics(),
+        RateLimiter(config.limits.requests_per_minute),
+    )
+    mcp_server = build_mcp(repos, principal_from_context, limits=config.limits)
+    mcp_app = mcp_http_app(mcp_server, limits=config.limits)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        pruned = store.prune_audit(config.audit_retention_days)
+        if pruned:
+            log.info("pruned %d audit rows older than %d days", pruned, config.audit_retention_days)
+        async with mcp_lifespan(mcp_app):
+            yield
+        repos.close()
+
+    app = FastAPI(
+        title="codecite",
+        version=__version__,
+        lifespan=lifespan,
+        description="Ask questions about your code; answers cite path:start-end.",
+    )
+    app.state.codecite = server
+    _install_errors(app)
+    _install_middleware(app, server)
+    app.include_router(router)
+
+    @app.get("/healthz", tags=["ops"])
+    def healthz() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__, "repos": len(config.repos)}
+
+    @app.get("/metrics", tags=["ops"])
+    def metrics() -> Response:
+        return Response(generate_latest(server.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    # A plain route, not a mount: a mount answers POST /mcp with a redirect to /mcp/.
+    # Starlette runs a non-function endpoint as an ASGI app; its type hint knows only functions.
+    app.add_route("/mcp", mcp_app, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
+    return app

@@ -1,0 +1,363 @@
+"""The ``/api/v1`` endpoints. Each checks access first (:func:`readable_repos`), then
+calls the public API through the :class:`RepoPool`, and notes what it showed for the
+audit row. JSON follows DESIGN.md §8, plus ``repo`` on every result."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Generator, Iterator
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Query, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from ..answer.answerer import Answer
+from ..answer.llm import EXTRACTIVE, LLMChoice, resolve_llm
+from ..answer.streaming import stream_pieces
+from ..api import RELATIONS
+from ..errors import UserError
+from ..filters import Filters
+from .app import ApiError, AuditNote, ServerState, _error_response, _write_audit, error_body
+from .auth import Principal
+from .repos import RepoHit
+
+router = APIRouter(prefix="/api/v1")
+
+
+class FilterBody(BaseModel):
+    languages: list[str] = Field(default_factory=list, max_length=20)
+    path: str = Field("", max_length=500)
+    kinds: list[str] = Field(default_factory=list, max_length=10)
+
+
+class SearchBody(BaseModel):
+    query: str = Field(min_length=1)
+    repos: list[str] | None = Field(None, max_length=100)
+    k: int = Field(10, ge=1)
+    filters: FilterBody | None = None
+
+
+class AskBody(BaseModel):
+    question: str = Field(min_length=1)
+    #: One repository, or several (the most relevant one answers), or none: all readable.
+    repos: list[str] | None = Field(None, max_length=100)
+    repo: str | None = None
+    #: "default" (the server's configured answer mode) or "extractive".
+    llm: Literal["default", "extractive"] = "default"
+    filters: FilterBody | None = None
+
+
+def _server(request: Request) -> ServerState:
+    server: ServerState = request.app.state.codecite
+    return server
+
+
+def _principal(request: Request) -> Principal:
+    principal: Principal = request.state.principal
+    return principal
+
+
+def _note(request: Request) -> AuditNote:
+    note: AuditNote = request.state.note
+    return note
+
+
+def readable_repos(request: Request, wanted: list[str] | None) -> list[str]:
+    """The repositories this request may use: ``wanted`` (each must be readable) or all
+    the caller's. An unknown and an unreadable name get the same 403, so names of
+    hidden repositories cannot be probed."""
+    server, principal = _server(request), _principal(request)
+    allowed = principal.readable(server.pool.names())
+    if wanted is None:
+        if not allowed:
+            raise ApiError(403, "forbidden", "this token may read no repository")
+        return allowed
+    names = list(dict.fromkeys(wanted))
+    _note(request).repos = names
+    for name in names:
+        if name not in allowed:
+            raise ApiError(403, "forbidden", f"no such repository, or no access: {name}")
+    return names
+
+
+def _filters(body: FilterBody | None) -> Filters | None:
+    if body is None:
+        return None
+    return Filters.parse(body.languages, body.path, body.kinds)
+
+
+def _check_question(request: Request, text: str) -> None:
+    limit = _server(request).config.limits.max_question_chars
+    _note(request).question = text
+    if len(text) > limit:
+        raise ApiError(413, "too_large", f"the question is over {limit} characters")
+    if not text.strip():
+        raise ApiError(422, "invalid_request", "the question is empty")
+
+
+def _location(repo: str, path: str, start: int, end: int) -> str:
+    return f"{repo}:{path}:{start}-{end}"
+
+
+@router.get("/repos", tags=["repositories"])
+def list_repos(request: Request) -> dict[str, Any]:
+    """The caller's repositories with their index status and staleness."""
+    server = _server(request)
+    out = []
+    for name in _principal(request).readable(server.pool.names()):
+        entry: dict[str, Any] = {"name": name}
+        try:
+            with server.pool.using(name) as index:
+                st = index.status()
+            entry |= {
+                "indexed": True,
+                "files": st.files,
+                "chunks": st.chunks,
+                "embedded_fraction": round(st.embedded_fraction, 4),
+                "embedder": st.embedder,
+                "indexed_commit": st.indexed_commit,
+                "head_commit": st.head_commit,
+                "stale_files": st.stale_files,
+            }
+        except UserError as exc:
+            entry |= {"indexed": False, "message": str(exc)}
+        out.append(entry)
+    return {"repos": out}
+
+
+@router.post("/search", tags=["search"])
+def search(request: Request, body: SearchBody) -> dict[str, Any]:
+    """Ranked code for a query over the caller's repositories (or ``repos``)."""
+    server = _server(request)
+    _check_question(request, body.query)
+    if body.k > server.config.limits.max_k:
+        raise ApiError(422, "invalid_request", f"k must be at most {server.config.limits.max_k}")
+    names = readable_repos(request, body.repos)
+    hits = server.pool.search(names, body.query, k=body.k, filters=_filters(body.filters))
+    note = _note(request)
+    note.repos = names
+    note.results = [
+        _location(h.repo, h.hit.chunk.path, h.hit.chunk.start_line, h.hit.chunk.end_line)
+        for h in hits
+    ]
+    return {"query": body.query, "repos": names, "results": [h.to_json() for h in hits]}
+
+
+def _answer_json(repo: str, answer: Answer) -> dict[str, Any]:
+    data = answer.to_json()
+    data["repo"] = repo
+    for source in data["sources"]:
+        source["repo"] = repo
+    return data
+
+
+def _choice(server: ServerState, repo: str, mode: str) -> LLMChoice:
+    """The server decides which model answers: a request may only ask for less
+    (extractive), never name an endpoint (no requests to URLs a caller picks)."""
+    if mode == EXTRACTIVE:
+        return LLMChoice(None, EXTRACTIVE, "asked for (extractive)")
+    with server.pool.using(repo) as index:
+        return resolve_llm(index.config.llm, index.config)
+
+
+def _pick_repo(request: Request, body: AskBody) -> str:
+    server = _server(request)
+    wanted = [body.repo] if body.repo else body.repos
+    names = readable_repos(request, wanted)
+    if len(names) == 1:
+        return names[0]
+    best: list[RepoHit] = server.pool.search(
+        names, body.question, k=1, filters=_filters(body.filters)
+    )
+    return best[0].repo if best else names[0]
+
+
+def _note_answer(note: AuditNote, repo: str, answer: Answer) -> None:
+    note.repos = [repo]
+    note.results = [
+        _location(repo, h.chunk.path, h.chunk.start_line, h.chunk.end_line) for h in answer.sources
+    ]
+    note.citations = [
+        _location(repo, c.path, c.start_line, c.end_line) + ("" if c.verified else " (unverified)")
+        for c in answer.citations
+    ]
+
+
+def _sse(event: str, data: object) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+@router.post("/ask", tags=["answers"], response_model=None)
+def ask(request: Request, body: AskBody) -> dict[str, Any] | StreamingResponse:
+    """A cited answer. With ``Accept: text/event-stream``: events ``token`` (pieces of a
+    generated answer), ``citations`` (each with ``verified``), ``sources``, ``done``."""
+    server = _server(request)
+    _check_question(request, body.question)
+    repo = _pick_repo(request, body)
+    choice = _choice(server, repo, body.llm)
+    filters = _filters(body.filters)
+    note = _note(request)
+    if "text/event-stream" not in request.headers.get("accept", ""):
+        answer = server.pool.ask(repo, body.question, choice, filters=filters)
+        _note_answer(note, repo, answer)
+        return _answer_json(repo, answer)
+    note.deferred = True
+    started = time.perf_counter()
+
+    def events() -> Iterator[str]:
+        status = 200
+        try:
+            answer = yield from _stream(server, repo, body.question, choice, filters)
+            _note_answer(note, repo, answer)
+            data = _answer_json(repo, answer)
+            yield _sse("citations", data["citations"])
+            yield _sse("sources", data["sources"])
+            yield _sse("done", data)
+        except Exception as exc:
+            response = _error_response(exc)
+            status = response.status_code
+            yield _sse("error", json.loads(bytes(response.body)))
+        finally:
+            _write_audit(server, request, _principal(request).user, status, started, note)
+
+    return StreamingResponse(
+        events(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def _stream(
+    server: ServerState, repo: str, question: str, choice: LLMChoice, filters: Filters | None
+) -> Generator[str, None, Answer]:
+    """SSE ``token`` events while the answer is generated; returns the Answer."""
+    pieces = stream_pieces(
+        lambda on_token: server.pool.ask(repo, question, choice, filters=filters, on_token=on_token)
+    )
+    while True:
+        try:
+            piece = next(pieces)
+        except StopIteration as done:
+            answer: Answer = done.value
+            return answer
+        yield _sse("token", {"text": piece})
+
+
+def _indexed_file(server: ServerState, repo: str, path: str) -> tuple[str, str]:
+    """(absolute path, language) of a file the index holds; 404 for anything else
+    (absolute paths, ``..``, files the walker skipped, folders)."""
+    parts = PurePosixPath(path).parts
+    if not path or path.startswith("/") or "\\" in path or ".." in parts or "\x00" in path:
+        raise ApiError(404, "not_found", "no such indexed file")
+    with server.pool.using(repo) as index:
+        chunks = [c for c in index.chunks(path) if c.path == path]
+        root = index.root
+    if not chunks:
+        raise ApiError(404, "not_found", "no such indexed file")
+    full = (root / path).resolve()
+    if root.resolve() not in full.parents or not full.is_file():
+        raise ApiError(404, "not_found", "no such indexed file")
+    return str(full), chunks[0].language
+
+
+@router.get("/repos/{repo}/code", tags=["repositories"])
+def code(
+    request: Request,
+    repo: str,
+    path: Annotated[str, Query(max_length=1000)],
+    start: Annotated[int, Query(ge=1)] = 1,
+    end: Annotated[int | None, Query(ge=1)] = None,
+) -> dict[str, Any]:
+    """Lines ``start``-``end`` of an indexed file (as it is on disk now), for showing a
+    citation. Only indexed paths: no path traversal."""
+    server = _server(request)
+    readable_repos(request, [repo])
+    full, language = _indexed_file(server, repo, path)
+    limit = server.config.limits.max_code_lines
+    last = min(end if end is not None else start + limit - 1, start + limit - 1)
+    if last < start:
+        raise ApiError(422, "invalid_request", "end must not be before start")
+    with open(full, encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().split("\n")
+    shown = lines[start - 1 : last]
+    _note(request).results = [_location(repo, path, start, start + len(shown) - 1)]
+    return {
+        "repo": repo,
+        "path": path,
+        "language": language,
+        "start_line": start,
+        "end_line": start + len(shown) - 1,
+        "total_lines": len(lines),
+        "lines": shown,
+    }
+
+
+@router.get("/repos/{repo}/symbols/{qualname}/{relation}", tags=["graph"])
+def symbol_relation(
+    request: Request, repo: str, qualname: str, relation: Literal["callers", "callees", "tests"]
+) -> dict[str, Any]:
+    """Callers, callees or tests of a symbol (qualname, or a name: all matches)."""
+    server = _server(request)
+    readable_repos(request, [repo])
+    assert relation in RELATIONS
+    with server.pool.using(repo) as index:
+        symbols = index.find_symbol(qualname)
+        found: list[dict[str, Any]] = [
+            {
+                "symbol": {
+                    "qualname": s.qualname,
+                    "path": s.path,
+                    "start_line": s.start_line,
+                    "end_line": s.end_line,
+                    "kind": s.kind,
+                },
+                relation: [
+                    {
+                        "qualname": c.qualname,
+                        "path": c.path,
+                        "start_line": c.start_line,
+                        "end_line": c.end_line,
+                        "kind": c.kind,
+                        "line": line,
+                        "citation": f"{c.path}:{c.start_line}-{c.end_line}",
+                    }
+                    for c, line in index.related(s, relation)
+                ],
+            }
+            for s in symbols
+        ]
+    if not found:
+        raise ApiError(404, "not_found", f"no symbol named {qualname!r} in {repo}")
+    _note(request).results = [_location(repo, s.path, s.start_line, s.end_line) for s in symbols]
+    return {"repo": repo, "query": qualname, "relation": relation, "matches": found}
+
+
+@router.post("/repos/{repo}/reindex", tags=["admin"], status_code=202)
+def reindex(
+    request: Request, repo: str, full: Annotated[bool, Body(embed=True)] = False
+) -> dict[str, Any]:
+    """Start an incremental (or ``full``) re-index in the background (admin only)."""
+    server = _server(request)
+    if not _principal(request).admin:
+        raise ApiError(403, "forbidden", "re-indexing needs an admin token")
+    readable_repos(request, [repo])
+    job = server.jobs.start(server.config.repos[repo], full=full)
+    return {"job": job.to_json(), "status_url": f"/api/v1/jobs/{job.id}"}
+
+
+@router.get("/jobs/{job_id}", tags=["admin"])
+def job_status(request: Request, job_id: str) -> dict[str, Any]:
+    """A re-index job's status (admin only)."""
+    server = _server(request)
+    if not _principal(request).admin:
+        raise ApiError(403, "forbidden", "job status needs an admin token")
+    job = server.jobs.get(job_id)
+    if job is None:
+        raise ApiError(404, "not_found", f"no such job: {job_id}")
+    return {"job": job.to_json()}
+
+
+__all__ = ["error_body", "router"]

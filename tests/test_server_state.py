@@ -1,0 +1,338 @@
+"""The server's state database: tokens (salted hashes, expiry, revocation), the
+append-only audit log, and the ``token``/``audit`` commands — real SQLite in
+tmp_path, real CLI processes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from repos import run_cli
+
+from codecite.errors import ConfigError, UserError
+from codecite.server import state as state_mod
+from codecite.server.auth import Principal
+from codecite.server.state import TOKEN_RE, AuditRecord, StateStore
+
+DAY = 86_400.0
+#: A GitHub-token-shaped string, built here so the file holds no literal one.
+GITHUB_TOKEN = "ghp_" + "A1b2C3d4" * 4 + "E5f6"
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "codecite-server.toml"
+    path.write_text(f'state = "state.db"\n[repos.shop]\npath = "{tmp_path.as_posix()}"\n')
+    return path
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> StateStore:
+    with StateStore(tmp_path / "state.db") as s:
+        yield s  # type: ignore[misc]
+
+
+def raw_bytes(db: Path) -> bytes:
+    """The database file and its WAL, as stored on disk."""
+    return b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+
+
+def record(when: float, user: str = "alice", question: str = "where is tax?") -> AuditRecord:
+    return AuditRecord(
+        time=when, user=user, client="curl/8", method="POST", endpoint="/api/v1/search",
+        status=200, latency_ms=12.5, repos=["shop"], question=question,
+        results=["shop:src/tax.py:1-20"], citations=["shop:src/tax.py:3-4"], detail="",
+    )  # fmt: skip
+
+
+# --- tokens ---------------------------------------------------------------------------
+def test_token_create_prints_token_last_and_stores_only_a_hash(config: Path) -> None:
+    proc = run_cli("token", "create", "alice", "--repos", "shop*", "--config", str(config))
+    assert proc.returncode == 0, proc.stderr
+    token = proc.stdout.strip().splitlines()[-1]
+    m = TOKEN_RE.fullmatch(token)
+    assert m is not None
+    assert "alice" in proc.stderr and "only now" in proc.stderr
+    secret = m.group("secret")
+    data = raw_bytes(config.parent / "state.db")
+    assert secret.encode() not in data and token.encode() not in data
+    assert m.group("id").encode() in data  # the lookup key is stored as is
+    with StateStore(config.parent / "state.db") as s:
+        assert s.authenticate(token) == Principal("alice", ("shop*",), False)
+
+
+def test_check_token_says_why(store: StateStore) -> None:
+    token = store.create_token("alice", ["shop"])
+    token_id, secret = state_mod.parse_token(token)  # type: ignore[misc]
+    assert store.check_token(token) == (Principal("alice", ("shop",)), "ok")
+    assert store.check_token(f"  {token}\n")[1] == "ok"  # pasted with whitespace
+    wrong = secret[:-1] + ("A" if secret[-1] != "A" else "B")
+    assert store.check_token(f"cc_{token_id}_{wrong}") == (None, "unknown")
+    assert store.check_token(f"cc_{'0' * 12}_{secret}") == (None, "unknown")
+    for missing in (None, "", "   "):
+        assert store.check_token(missing) == (None, "missing")
+    for bad in ("abc", f"Bearer {token}", f"cc_{token_id}", f"cc_XYZ_{secret}", token + "!"):
+        assert store.check_token(bad) == (None, "malformed"), bad
+    assert store.authenticate(f"cc_{token_id}_{wrong}") is None
+
+
+def test_unknown_id_costs_one_hash_like_a_wrong_secret(
+    store: StateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = store.create_token("alice", ["*"])
+    _, secret = state_mod.parse_token(token)  # type: ignore[misc]
+    calls: list[str] = []
+    real = state_mod._hash
+    monkeypatch.setattr(state_mod, "_hash", lambda *a: calls.append("h") or real(*a))
+    store.check_token(f"cc_{'f' * 12}_{secret}")  # unknown id
+    store.check_token(token[:-1] + ("x" if token[-1] != "x" else "y"))  # wrong secret
+    store.check_token("cc_nothex_x")  # malformed: no lookup, no hash
+    assert calls == ["h", "h"]
+
+
+def test_revoked_and_expired_tokens_are_refused(store: StateStore) -> None:
+    expired = store.create_token("carol", ["shop"], expires_at=time.time() - 1)
+    assert store.check_token(expired) == (None, "expired")
+    later = store.create_token("carol", ["shop"], expires_at=time.time() + DAY)
+    assert store.authenticate(later) is not None
+    assert store.revoke("carol") == 1  # only the active one
+    assert store.check_token(later) == (None, "revoked")
+    one = store.create_token("dave", ["*"])
+    other = store.create_token("dave", ["*"])
+    assert store.revoke_id(one.split("_")[1]) is True
+    assert store.revoke_id(one.split("_")[1]) is False
+    assert store.check_token(one)[1] == "revoked" and store.check_token(other)[1] == "ok"
+
+
+def test_repo_globs_and_validation(store: StateStore) -> None:
+    shop = store.authenticate(store.create_token("a.b-c_d@corp", ["shop*", "docs"]))
+    assert shop is not None
+    assert shop.readable(["shop", "shop-api", "payments", "docs"]) == ["shop", "shop-api", "docs"]
+    admin = store.authenticate(store.create_token("root", ["*"], admin=True))
+    assert admin is not None and admin.admin and admin.can_read("payments")
+    for repos in ([], [""], ["shop, payments"], ["shop/x"]):
+        with pytest.raises(UserError):
+            store.create_token("alice", repos)
+    for user in ("", "bad name", "-alice", "a/b", "x" * 200):
+        with pytest.raises(UserError):
+            store.create_token(user, ["shop"])
+
+
+def test_several_tokens_per_user_and_revoke(store: StateStore) -> None:
+    a1, a2 = store.create_token("alice", ["shop"]), store.create_token("alice", ["*"])
+    bob = store.create_token("bob", ["shop"])
+    assert a1 != a2
+    assert [t.user for t in store.list_tokens()] == ["alice", "alice", "bob"]
+    assert len(store.list_tokens("alice")) == 2
+    assert store.revoke("alice") == 2
+    assert store.revoke("alice") == 0
+    assert store.authenticate(a1) is None and store.authenticate(a2) is None
+    assert store.authenticate(bob) is not None
+    assert {t.user: t.status() for t in store.list_tokens()} == {
+        "alice": "revoked",
+        "bob": "active",
+    }
+
+
+def test_principal_for_user_joins_active_tokens(store: StateStore) -> None:
+    assert store.principal_for_user("alice") is None
+    store.create_token("alice", ["shop", "docs*"])
+    store.create_token("alice", ["docs*", "payments"], expires_at=time.time() + DAY)
+    store.create_token("alice", ["*"], admin=True, expires_at=time.time() - 1)  # expired
+    assert store.principal_for_user("alice") == Principal(
+        "alice", ("shop", "docs*", "payments"), False
+    )
+    store.revoke("alice")
+    assert store.principal_for_user("alice") is None
+
+
+def test_token_list_and_revoke_cli(config: Path) -> None:
+    made = run_cli("token", "create", "alice", "--repos", "shop,nope", "--admin",
+                   "--expires", "2h", "--config", str(config))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert "nope matches no repository" in made.stderr
+    token = made.stdout.strip().splitlines()[-1]
+    secret = TOKEN_RE.fullmatch(token).group("secret")  # type: ignore[union-attr]
+    listed = run_cli("token", "list", "--config", str(config), "--json")
+    assert listed.returncode == 0, listed.stderr
+    (info,) = json.loads(listed.stdout)["tokens"]
+    assert info["user"] == "alice" and info["repos"] == ["shop", "nope"] and info["admin"]
+    assert info["status"] == "active" and info["id"] == token.split("_")[1]
+    assert 2 * 3600 - 60 < info["expires_at"] - info["created_at"] <= 2 * 3600 + 60
+    table = run_cli("token", "list", "--config", str(config))
+    assert "alice" in table.stdout and info["id"] in table.stdout
+    for out in (listed.stdout + listed.stderr, table.stdout + table.stderr):
+        assert secret not in out and "salt" not in out and "hash" not in out
+    revoked = run_cli("token", "revoke", "alice", "--config", str(config))
+    assert revoked.returncode == 0 and "revoked 1 token of alice" in revoked.stdout
+    again = run_cli("token", "revoke", "alice", "--config", str(config))
+    assert again.returncode == 1 and "no active token" in again.stderr
+    with StateStore(config.parent / "state.db") as s:
+        assert s.check_token(token) == (None, "revoked")
+
+
+@pytest.mark.parametrize("expires", ["0d", "3y", "soon", "-1d"])
+def test_token_create_rejects_bad_durations(config: Path, expires: str) -> None:
+    proc = run_cli("token", "create", "alice", "--repos", "*", "--expires", expires,
+                   "--config", str(config))  # fmt: skip
+    assert proc.returncode == 1 and "--expires" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (config.parent / "state.db").exists()
+
+
+def test_token_commands_need_no_server_extras(config: Path) -> None:
+    """Blocked imports of fastapi/uvicorn/starlette/mcp: the commands still work."""
+    code = (
+        "import sys\n"
+        "for name in ('fastapi', 'uvicorn', 'starlette', 'mcp'):\n"
+        "    sys.modules[name] = None\n"
+        f"sys.argv = ['codecite', 'token', 'create', 'eve', '--repos', '*', '--config', "
+        f"{str(config)!r}]\n"
+        "from codecite.cli import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert TOKEN_RE.fullmatch(proc.stdout.strip().splitlines()[-1])
+
+
+def test_state_file_is_private(tmp_path: Path) -> None:
+    StateStore(tmp_path / "sub" / "state.db").close()
+    assert stat.S_IMODE((tmp_path / "sub" / "state.db").stat().st_mode) == 0o600
+
+
+# --- audit ----------------------------------------------------------------------------
+def test_audit_append_filters_and_prune(store: StateStore) -> None:
+    now = time.time()
+    store.audit(record(now - 100 * DAY, "alice", "old"))
+    store.audit(record(now - 2 * DAY, "bob", "two days"))
+    store.audit(record(now - 3600, "alice", "an hour"))
+    assert [r.question for r in store.audit_rows()] == ["an hour", "two days", "old"]
+    assert [r.question for r in store.audit_rows(since=now - DAY)] == ["an hour"]
+    assert [r.question for r in store.audit_rows(user="alice")] == ["an hour", "old"]
+    assert [r.question for r in store.audit_rows(since=now - 10 * DAY, user="bob")] == ["two days"]
+    assert len(store.audit_rows(limit=1)) == 1
+    row = store.audit_rows(user="bob")[0]
+    assert row == record(now - 2 * DAY, "bob", "two days")
+    assert store.prune_audit(0) == 0 and len(store.audit_rows()) == 3
+    assert store.prune_audit(90) == 1
+    assert [r.question for r in store.audit_rows()] == ["an hour", "two days"]
+    with pytest.raises(ValueError, match="not code"):
+        store.audit(
+            AuditRecord(now, "a", "c", "GET", "/x", 200, 1.0, results=["def f():\n    pass"])
+        )
+
+
+def test_audit_table_is_append_only(store: StateStore, tmp_path: Path) -> None:
+    store.audit(record(time.time()))
+    conn = sqlite3.connect(tmp_path / "state.db")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE audit SET question = 'changed'")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("DELETE FROM audit")
+    conn.close()
+    assert store.audit_rows()[0].question == "where is tax?"
+
+
+def test_audit_question_is_scrubbed(store: StateStore, tmp_path: Path) -> None:
+    ours = store.create_token("alice", ["*"])
+    store.audit(record(time.time(), question=f"why does {GITHUB_TOKEN} fail? also {ours}"))
+    (row,) = store.audit_rows()
+    assert GITHUB_TOKEN not in row.question and ours not in row.question
+    assert "«redacted:github-token»" in row.question
+    assert "«redacted:codecite-token»" in row.question
+    store.close()
+    data = raw_bytes(tmp_path / "state.db")
+    assert GITHUB_TOKEN.encode() not in data and ours.encode() not in data
+
+
+def test_audit_cli(config: Path) -> None:
+    now = time.time()
+    with StateStore(config.parent / "state.db") as s:
+        s.audit(record(now - 3 * DAY, "alice", "old question"))
+        s.audit(record(now - 60, "bob", f"token {GITHUB_TOKEN} leaks?"))
+        s.audit(record(now - 30, "alice", "where is [bold]tax[/bold]?"))
+    lines = run_cli("audit", "--config", str(config), "--json").stdout.splitlines()
+    assert json.loads(lines[0])["question"] == "where is [bold]tax[/bold]?"
+    assert len(lines) == 3 and GITHUB_TOKEN not in "".join(lines)
+    first = json.loads(lines[0])
+    assert first["results"] == ["shop:src/tax.py:1-20"] and first["status"] == 200
+    since = run_cli("audit", "--config", str(config), "--since", "1d", "--user", "alice",
+                    "--json")  # fmt: skip
+    assert [json.loads(x)["question"] for x in since.stdout.splitlines()] == [
+        "where is [bold]tax[/bold]?"
+    ]
+    for columns in ("200", "80"):  # a table, or two lines per request when narrow
+        table = run_cli("audit", "--config", str(config), "--limit", "2", env={"COLUMNS": columns})
+        assert table.returncode == 0, table.stderr
+        assert "[bold]tax[/bold]" in table.stdout and "old question" not in table.stdout
+        assert "/api/v1/search" in table.stdout and "bob" in table.stdout
+        assert "«redacted:github-token»" in table.stdout
+    bad = run_cli("audit", "--config", str(config), "--since", "yesterday")
+    assert bad.returncode == 1 and "--since" in bad.stderr
+
+
+# --- concurrency and damage -----------------------------------------------------------
+def test_threads_share_one_store(store: StateStore) -> None:
+    tokens = [store.create_token(f"user{i}", ["shop"]) for i in range(4)]
+    errors: list[BaseException] = []
+    results: list[bool] = []
+
+    def work(i: int) -> None:
+        try:
+            for n in range(40):
+                results.append(store.authenticate(tokens[i]) == Principal(f"user{i}", ("shop",)))
+                results.append(store.authenticate(tokens[i][:-2] + "zz") is None)
+                store.audit(record(time.time(), f"user{i}", f"q{n}"))
+                store.audit_rows(user=f"user{i}", limit=5)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(results) == 320 and all(results)
+    assert len(store.audit_rows()) == 160
+    assert {len(store.audit_rows(user=f"user{i}")) for i in range(4)} == {40}
+
+
+def test_damaged_state_file_is_a_clear_error(config: Path) -> None:
+    db = config.parent / "state.db"
+    db.write_bytes(b"this is not a database, just text\n" * 100)
+    with pytest.raises(ConfigError, match="not a codecite state database"):
+        StateStore(db)
+    for args in (("token", "list"), ("audit",), ("token", "create", "a", "--repos", "*")):
+        proc = run_cli(*args, "--config", str(config))
+        assert proc.returncode == 1, proc.stderr
+        assert "not a codecite state database" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_foreign_or_newer_database_is_refused(tmp_path: Path) -> None:
+    foreign = tmp_path / "other.db"
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE chunks (id TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ConfigError, match=r"not a codecite state database.*chunks"):
+        StateStore(foreign)
+    newer = tmp_path / "newer.db"
+    StateStore(newer).close()
+    conn = sqlite3.connect(newer)
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'format_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ConfigError, match="newer codecite"):
+        StateStore(newer)
+
+
+def test_missing_config_is_a_user_error(tmp_path: Path) -> None:
+    proc = run_cli("token", "list", "--config", str(tmp_path / "nope.toml"))
+    assert proc.returncode == 1 and "no such file" in proc.stderr
