@@ -27,6 +27,13 @@ for :class:`Interrupted`)::
         ├── LLMStreamError          the answer stopped mid-way (connection closed)
         └── LLMProtocolError        not an OpenAI-compatible reply (an HTML page,
                                     non-JSON, another shape, a redirect)
+    ServerError                     a codecite server (as a client sees it) did not
+    │                               answer: a 5xx, or the base of these
+    ├── ServerUnavailableError      cannot connect, or no answer in time
+    ├── ServerProtocolError         not a codecite server's answer (HTML, a redirect)
+    ├── ServerAuthError             HTTP 401: the token                  + UserError
+    │   └── ServerForbiddenError    HTTP 403: a repository it may not read + UserError
+    └── ServerRequestError          another 4xx (bad request, 404, 409, 413, 429) + UserError
 """
 
 from __future__ import annotations
@@ -127,3 +134,35 @@ class LLMStreamError(LLMError, UserError):
 
 class LLMProtocolError(LLMError, UserError):
     """The reply is not an OpenAI-compatible chat completion (a web page, say)."""
+
+
+class ServerError(CodeciteError):
+    """A codecite server did not answer a search (a 5xx, or a base of the others).
+    ``status`` is the HTTP status (0 when there was none) and ``code`` the server's
+    error code (``""`` when its body had none)."""
+
+    def __init__(self, message: str, *, status: int = 0, code: str = "") -> None:
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+class ServerUnavailableError(ServerError):
+    """Cannot connect to the server, or no answer within the timeout."""
+
+
+class ServerProtocolError(ServerError):
+    """The answer is not a codecite server's (an HTML page, a redirect, another shape)."""
+
+
+class ServerAuthError(ServerError, UserError):
+    """HTTP 401: the token is missing, mistyped, expired or revoked."""
+
+
+class ServerForbiddenError(ServerAuthError):
+    """HTTP 403: the token is valid but may not read a requested repository (or there is
+    no repository of that name: a server does not tell the two apart)."""
+
+
+class ServerRequestError(ServerError, UserError):
+    """Another 4xx: a bad request (400/422), no search endpoint at that URL (404), a
+    repository not indexed yet (409), a request too large (413), too many requests (429)."""

@@ -46,7 +46,15 @@ except ImportError as exc:
 
 from .. import __version__
 from ..api import MAX_K, Index, open_index
-from ..errors import CodeciteError, UserError
+from ..errors import (
+    ServerAuthError,
+    ServerError,
+    ServerForbiddenError,
+    ServerProtocolError,
+    ServerRequestError,
+    ServerUnavailableError,
+    UserError,
+)
 from ..filters import Filters
 from ..http import server_message
 from ..retrieve.types import Hit
@@ -63,38 +71,6 @@ __all__ = [
 
 #: The server's search endpoint, under its base URL.
 SEARCH_PATH = "/api/v1/search"
-
-
-class ServerError(CodeciteError):
-    """A codecite server did not answer a search (a 5xx, or a base of the others).
-    ``status`` is the HTTP status (0 when there was none) and ``code`` the server's
-    error code (``""`` when its body had none)."""
-
-    def __init__(self, message: str, *, status: int = 0, code: str = "") -> None:
-        super().__init__(message)
-        self.status, self.code = status, code
-
-
-class ServerUnavailableError(ServerError):
-    """Cannot connect to the server, or no answer within the timeout."""
-
-
-class ServerProtocolError(ServerError):
-    """The answer is not a codecite server's (an HTML page, a redirect, another shape)."""
-
-
-class ServerAuthError(ServerError, UserError):
-    """HTTP 401: the token is missing, mistyped, expired or revoked."""
-
-
-class ServerForbiddenError(ServerAuthError):
-    """HTTP 403: the token is valid but may not read a requested repository (or there is
-    no repository of that name: a server does not tell the two apart)."""
-
-
-class ServerRequestError(ServerError, UserError):
-    """Another 4xx: a bad request (400/422), no search endpoint at that URL (404), a
-    repository not indexed yet (409), a request too large (413), too many requests (429)."""
 
 
 def _citation(path: str, start_line: int, end_line: int) -> str:

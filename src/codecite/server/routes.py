@@ -20,6 +20,7 @@ from ..answer.streaming import stream_pieces
 from ..api import RELATIONS
 from ..errors import UserError
 from ..filters import Filters
+from ..retrieve.intent import analyse
 from .app import ApiError, AuditNote, ServerState, _error_response, _write_audit, error_body
 from .auth import Principal
 from .repos import RepoHit
@@ -143,7 +144,13 @@ def search(request: Request, body: SearchBody) -> dict[str, Any]:
         _location(h.repo, h.hit.chunk.path, h.hit.chunk.start_line, h.hit.chunk.end_line)
         for h in hits
     ]
-    return {"query": body.query, "repos": names, "results": [h.to_json() for h in hits]}
+    intent = analyse(body.query).intent
+    return {
+        "query": body.query,
+        "intent": intent,
+        "repos": names,
+        "results": [h.to_json() for h in hits],
+    }
 
 
 def _answer_json(repo: str, answer: Answer) -> dict[str, Any]:

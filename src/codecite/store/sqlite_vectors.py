@@ -166,10 +166,10 @@ class VectorTables(Tables):
             and matrix.shape[0] == len(ids)
             and (not dim or matrix.shape[1] == dim)
         )
-        if not usable:
-            log.warning(
-                "ignoring the vectors snapshot in %s: it does not match the index; "
-                "`codecite index` rewrites it",
+        if not usable:  # damaged, or caught between its two atomic writes (a re-index)
+            log.info(
+                "not using the vectors snapshot in %s: it does not match the index (being "
+                "rewritten, or damaged: `codecite index` rewrites it); reading the database",
                 self.dir,
             )
             return None
