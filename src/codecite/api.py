@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +16,12 @@ from .answer.streaming import stream_pieces
 from .config import Config, load_config
 from .errors import IndexMissingError, PathError, UserError
 from .filters import Filters
+from .freshness import Freshness
+from .freshness import check as check_freshness
 from .indexer import Indexer, IndexReport
 from .progress import ProgressFn
 from .retrieve import Searcher
-from .retrieve.types import Hit, SearchResult
+from .retrieve.types import Hit, SearchResult, mark_stale
 from .store.sqlite import SQLiteStore
 from .store.sqlite_base import DB_NAME, OWN_FILES
 from .types import Chunk, SourceFile
@@ -111,6 +114,7 @@ class Index:
     def __init__(self, root: Path, index_dir: Path, config: Config, store: SQLiteStore) -> None:
         self.root, self.dir, self.config, self.store = root, index_dir, config, store
         self._searcher: Searcher | None = None
+        self._answerer: Answerer | None = None
 
     # --- queries ---------------------------------------------------------------
     @property
@@ -119,6 +123,14 @@ class Index:
         if self._searcher is None:
             self._searcher = Searcher(self.store, self.config, log_dir=self._log_dir())
         return self._searcher
+
+    @property
+    def answerer(self) -> Answerer:
+        """Answers over this index (citations checked against the context and the files
+        on disk), created once."""
+        if self._answerer is None:
+            self._answerer = Answerer(self.searcher, log_dir=self._log_dir(), root=self.root)
+        return self._answerer
 
     def _log_dir(self) -> Path | None:
         return self.dir if self.config.query_log else None
@@ -140,10 +152,63 @@ class Index:
             raise UserError("the query is empty; say what to look for")
         if not 1 <= k <= MAX_K:
             raise UserError(f"k must be between 1 and {MAX_K}, got {k}")
+        fresh = self.refresh_for_query()
         with self.store.reporting_damage():
-            return self.searcher.search(
+            result = self.searcher.search(
                 query, k=k, filters=filters, expand=expand, rerank=rerank, budget=budget
             )
+        result.refreshed_files, result.stale_files = fresh.refreshed, fresh.stale
+        result.hits = mark_stale(result.hits, fresh.stale)
+        return result
+
+    # --- freshness ---------------------------------------------------------------
+    def refresh_for_query(self) -> Freshness:
+        """:meth:`refresh` when the config asks for query-time freshness (the default)."""
+        return self.refresh() if self.config.refresh else Freshness()
+
+    def refresh(self, max_files: int | None = None) -> Freshness:
+        """Find indexed files changed on disk and re-index up to ``max_files`` of them
+        (default ``refresh_max_files``) now: keyword index and graph, no embedding.
+        Beyond the limit — or when the index cannot be written (another user's, a
+        read-only mount) or another process is writing it — nothing is re-indexed and
+        the changed files are reported ``stale``."""
+        with self.store.reporting_damage():
+            fresh = check_freshness(self.root, self.store.files())
+        paths = fresh.paths
+        if not paths:
+            return fresh
+        limit = self.config.refresh_max_files if max_files is None else max_files
+        if len(paths) > limit:
+            fresh.stale, fresh.reason = (
+                paths,
+                f"{len(paths)} changed files, over the limit of {limit}",
+            )
+            return fresh
+        started = time.perf_counter()
+        fresh.reason = self._refresh_paths(paths)
+        fresh.refresh_ms = round((time.perf_counter() - started) * 1000, 3)
+        if fresh.reason:
+            fresh.stale = paths
+        else:
+            fresh.refreshed = paths
+        return fresh
+
+    def _refresh_paths(self, paths: list[str]) -> str:
+        """Re-index ``paths`` under the writer lock; "" when done, else why not."""
+        try:
+            store = SQLiteStore(self.dir, create=False) if self.store.readonly else self.store
+        except UserError as exc:  # a read-only folder, say
+            return f"the index cannot be written here ({exc})"
+        try:
+            with store.try_writer_lock() as held:
+                if not held:
+                    return "another codecite process is writing the index"
+                with store.reporting_damage():
+                    Indexer(store, self.root, self.config, self.repo).refresh(paths)
+            return ""
+        finally:
+            if store is not self.store:
+                store.close()
 
     def ask(
         self,
@@ -163,14 +228,15 @@ class Index:
         if not question.strip():
             raise UserError("the question is empty")
         choice = self.choose_llm(llm)
-        answerer = Answerer(self.searcher, log_dir=self._log_dir())
+        fresh = self.refresh_for_query()
         with self.store.reporting_damage():
-            return answerer.ask(
+            return self.answerer.ask(
                 question,
                 llm=choice.llm,
                 llm_reason=choice.reason,
                 filters=filters,
                 on_token=on_token,
+                stale=fresh.stale,
             )
 
     def ask_stream(
@@ -185,10 +251,15 @@ class Index:
         if not question.strip():
             raise UserError("the question is empty")
         choice = self.choose_llm(llm)
-        answerer = Answerer(self.searcher, log_dir=self._log_dir())
+        answerer = self.answerer
+        fresh = self.refresh_for_query()
         with self.store.reporting_damage():
             draft = answerer.prepare(
-                question, llm=choice.llm, llm_reason=choice.reason, filters=filters
+                question,
+                llm=choice.llm,
+                llm_reason=choice.reason,
+                filters=filters,
+                stale=fresh.stale,
             )
         text = None
         if draft.messages is not None and choice.llm is not None:

@@ -167,6 +167,12 @@ class Config:
     #: questions had similarity 0.356-0.757, unanswerable ones 0.120-0.327.
     abstain_min_similarity: float = 0.34
     abstain_min_coverage: float = 0.65
+    # --- freshness ------------------------------------------------------------
+    #: Before each search/ask, find indexed files changed on disk (size + mtime, then
+    #: content hash) and re-index up to ``refresh_max_files`` of them inline (keyword
+    #: index and graph); beyond that, results from changed files are marked stale.
+    refresh: bool = True
+    refresh_max_files: int = 20
     # --- indexing -------------------------------------------------------------
     #: Worker processes for parsing; 0 means one per core.
     workers: int = 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from .parsing import FileResult, run_workers
 from .progress import Progress, ProgressFn, Timer
 from .store.protocols import IndexWriter
 from .types import Skipped, SourceFile
-from .walk import WalkResult, folder_prefix, walk
+from .walk import WalkResult, folder_prefix, walk, walk_paths
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,24 @@ class Indexer:
         self._summarise(report)
         return report
 
+    def refresh(self, paths: Iterable[str]) -> IndexReport:
+        """Re-index just ``paths`` (changed, added or deleted files): their chunks, keyword
+        rows and graph edges; no embedding (their vectors follow at the next full run) and
+        no new indexed commit. The query-time freshness check calls this inline."""
+        wanted = sorted(set(paths))
+        report = IndexReport(str(self.root), str(self.store.dir))
+        started = time.perf_counter()
+        walked = walk_paths(self.root, self.config, wanted)
+        files = [f for f in walked.files if not self._inside_index(f)]
+        self.timer.add("walk", started)
+        report.files_seen, report.skipped = len(files), list(walked.skipped)
+        try:
+            self._update_files(files, report, False, scope=set(wanted))
+            self._finish_graph(report)
+        finally:
+            report.seconds = dict(self.timer.seconds)
+        return report
+
     def _inside_index(self, source: SourceFile) -> bool:
         """Is the file inside the index folder? (Paths under the resolved root.)"""
         return source.abspath.startswith(self._index_prefix)
@@ -144,11 +163,20 @@ class Indexer:
         self.store.clear()
 
     # --- files ---------------------------------------------------------------
-    def _update_files(self, files: list[SourceFile], report: IndexReport, dry_run: bool) -> None:
+    def _update_files(
+        self,
+        files: list[SourceFile],
+        report: IndexReport,
+        dry_run: bool,
+        scope: set[str] | None = None,
+    ) -> None:
+        """Bring ``files`` up to date; indexed files missing from them are deleted (only
+        those in ``scope`` when given: a refresh of some paths)."""
         started = time.perf_counter()
         known = self.store.files()
         current = {f.path for f in files}
-        report.deleted = sorted(p for p in known if p not in current)
+        candidates = known if scope is None else [p for p in scope if p in known]
+        report.deleted = sorted(p for p in candidates if p not in current)
         todo: list[tuple[SourceFile, str]] = []
         for source in files:
             old = known.get(source.path)

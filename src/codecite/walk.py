@@ -38,6 +38,7 @@ import re
 import stat
 import subprocess
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -448,6 +449,37 @@ def _add(result: WalkResult, item: SourceFile | Skipped) -> None:
         result.files.append(item)
     else:
         result.skipped.append(item)
+
+
+def walk_paths(root: str | Path, config: Config, paths: Iterable[str]) -> WalkResult:
+    """The decision of :func:`walk` for just ``paths`` (repository-relative): each that
+    exists and would be indexed is a file, the others are skipped with their reason;
+    paths that no longer exist are in neither (they are deleted files). Ignore rules of
+    ``.gitignore`` are not re-read here: these are files that were indexed already."""
+    path = _check_root(root)
+    rules = _Rules.for_root(path, config)
+    result = WalkResult(root=path)
+    links: dict[str, str] = {}
+    for rel in sorted(set(paths)):
+        abspath = os.path.join(path, rel)
+        parts = rel.split("/")
+        if parts[0] in ALWAYS_SKIPPED_DIRS or not os.path.lexists(abspath):
+            continue
+        reason = next(
+            (
+                r
+                for depth in range(1, len(parts))
+                if (r := rules.dir_reason("/".join(parts[:depth]))) is not None
+            ),
+            None,
+        )
+        if reason is not None:
+            result.skipped.append(Skipped(shown_name(rel), reason))
+        elif link := _symlinked_folder(path, rel, links):
+            result.skipped.append(Skipped(shown_name(rel), "symlink", f"under {link}"))
+        else:
+            _add(result, _check_file(abspath, rel, rules))
+    return result
 
 
 def walk(root: str | Path, config: Config) -> WalkResult:

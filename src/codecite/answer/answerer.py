@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,11 @@ from ..retrieve import Searcher
 from ..retrieve.intent import QueryInfo, analyse
 from ..retrieve.keyword import STOPWORDS
 from ..retrieve.search import append_query_log
-from ..retrieve.types import Filters, Hit
+from ..retrieve.types import Filters, Hit, mark_stale
+from ..scrub import scrub
 from ..tokens import tokenize
+from ..types import LINE_EXACT_KINDS, Skipped
+from ..walk import read_source
 from .citations import Block, Citation, check_citations, citation_flags
 from .extractive import ExtractiveAnswerer
 from .llm import EXTRACTIVE, LLM
@@ -97,9 +100,13 @@ def is_insufficient(signals: dict[str, float], min_similarity: float, min_covera
 class Answerer:
     """Answers questions over one index with one searcher (models loaded once)."""
 
-    def __init__(self, searcher: Searcher, log_dir: Path | None = None) -> None:
-        """``log_dir``: where the query log is appended (None: no log)."""
+    def __init__(
+        self, searcher: Searcher, log_dir: Path | None = None, root: Path | None = None
+    ) -> None:
+        """``log_dir``: where the query log is appended (None: no log); ``root``: the
+        repository on disk, to check that cited lines still say what was indexed."""
         self.searcher, self.config, self.log_dir = searcher, searcher.config, log_dir
+        self.root = root
         self.extractive = ExtractiveAnswerer(searcher.store, self.config.answer_max_symbols)
 
     def ask(
@@ -111,10 +118,14 @@ class Answerer:
         filters: Filters | None = None,
         k: int = 12,
         on_token: Callable[[str], None] | None = None,
+        stale: Sequence[str] = (),
     ) -> Answer:
         """Answer ``question`` with ``llm`` (None: the extractive answer, no model);
-        ``llm_reason`` says why that one was chosen (``--llm auto``)."""
-        draft = self.prepare(question, llm=llm, llm_reason=llm_reason, filters=filters, k=k)
+        ``llm_reason`` says why that one was chosen (``--llm auto``); sources from the
+        files in ``stale`` (changed on disk, not re-indexed) are marked stale."""
+        draft = self.prepare(
+            question, llm=llm, llm_reason=llm_reason, filters=filters, k=k, stale=stale
+        )
         text = (
             None if draft.messages is None or llm is None else (self.generate(draft, llm, on_token))
         )
@@ -130,6 +141,7 @@ class Answerer:
         llm_reason: str = "",
         filters: Filters | None = None,
         k: int = 12,
+        stale: Sequence[str] = (),
     ) -> Draft:
         """Retrieve, check confidence, and answer at once when no model is needed
         (abstention, extractive); else leave the prompt in ``Draft.messages``."""
@@ -138,7 +150,7 @@ class Answerer:
             question, k=k, filters=filters, budget=self.config.answer_context_tokens
         )
         info = result.info or analyse(question)
-        hits = result.hits
+        hits = mark_stale(result.hits, list(stale))
         signals = confidence(info, hits)
         answer = Answer(
             question,
@@ -198,10 +210,60 @@ class Answerer:
         return text + "\n"
 
     def _check(self, answer: Answer, blocks: Sequence[Block]) -> None:
-        answer.citations = check_citations(answer.answer, blocks)
+        answer.citations = self._on_disk(check_citations(answer.answer, blocks), answer.flags)
         answer.flags.extend(citation_flags(answer.citations))
+        if any(h.stale for h in answer.sources):
+            answer.flags.append(
+                "some sources come from files changed since indexing (marked stale); "
+                "run `codecite index` to refresh them"
+            )
         if not answer.citations and not answer.insufficient and answer.sources:
             answer.flags.append("the answer cites nothing although context was retrieved")
+
+    def _on_disk(self, citations: list[Citation], flags: list[str]) -> list[Citation]:
+        """A verified citation whose lines no longer say on disk what was indexed (the
+        file changed or is gone) is not verified any more."""
+        if self.root is None:
+            return citations
+        changed: list[str] = []
+        files: dict[str, tuple[dict[int, str], list[str] | None]] = {}
+        out = []
+        for c in citations:
+            if c.verified:
+                if c.path not in files:
+                    files[c.path] = (self._indexed_lines(c.path), self._disk_lines(c.path))
+                indexed, disk = files[c.path]
+                if disk is None or any(
+                    n > len(disk) or disk[n - 1] != line
+                    for n, line in indexed.items()
+                    if c.start_line <= n <= c.end_line
+                ):
+                    changed.append(c.text)
+                    c = replace(c, verified=False)
+            out.append(c)
+        if changed:
+            flags.append(
+                f"{len(changed)} citation(s) point at lines that changed on disk since "
+                f"indexing: {', '.join(changed)}"
+            )
+        return out
+
+    def _indexed_lines(self, path: str) -> dict[int, str]:
+        """Line number → text as indexed, from the chunks that hold exact lines."""
+        lines: dict[int, str] = {}
+        for chunk in self.searcher.store.chunks(path):
+            if chunk.path == path and chunk.kind in LINE_EXACT_KINDS:
+                for i, line in enumerate(chunk.content.split("\n")):
+                    lines.setdefault(chunk.start_line + i, line)
+        return lines
+
+    def _disk_lines(self, path: str) -> list[str] | None:
+        """The file's lines now, scrubbed as indexing scrubs them (None: gone)."""
+        assert self.root is not None
+        read = read_source(self.root / path, path)
+        if isinstance(read, Skipped):
+            return None
+        return scrub(read[0], self.config, path=path).text.split("\n")
 
     def _log(self, answer: Answer) -> None:
         if self.config.query_log and self.log_dir is not None:

@@ -117,7 +117,8 @@ def _print_sources(answer: Answer) -> None:
             for v in verified
         )
         mark = "[green]✓[/green]" if cited else "[dim]·[/dim]"
-        note = ", ".join(x for x in (VIA.get(h.source, ""), "" if cited else "not cited") if x)
+        parts = (VIA.get(h.source, ""), "" if cited else "not cited", "stale" if h.stale else "")
+        note = ", ".join(x for x in parts if x)
         out.print(
             f"  {mark} {_shown(c.path)}:{c.start_line}-{c.end_line}  "
             f"{_shown(c.qualname)}" + (f" [dim]({note})[/dim]" if note else ""),

@@ -112,6 +112,19 @@ def search(
         f"[dim]{len(result.hits)} results · intent {result.intent} · "
         f"{result.timings_ms.get('total', 0):.0f} ms[/dim]"
     )
+    print_freshness(result.refreshed_files, result.stale_files)
+
+
+def print_freshness(refreshed: list[str], stale: list[str]) -> None:
+    """Say once what the freshness check before the query did."""
+    if refreshed:
+        out.print(f"[dim]re-indexed {len(refreshed)} changed file(s) first[/dim]")
+    if stale:
+        out.print(
+            f"[yellow]{len(stale)} file(s) changed since indexing and were not re-indexed: "
+            "results from them are marked \\[stale]; run `codecite index`[/yellow]",
+            soft_wrap=True,
+        )
 
 
 def _print_hit(rank: int, hit: Hit) -> None:
@@ -119,7 +132,7 @@ def _print_hit(rank: int, hit: Hit) -> None:
     out.print(
         f"[bold]{rank:>2}.[/bold] [bold cyan]{escape(c.path)}:{c.start_line}-{c.end_line}[/]  "
         f"[bold]{escape(c.qualname)}[/]  [dim]({c.kind}, {escape(hit.source)}: "
-        f"{escape(hit.why)})[/dim]",
+        f"{escape(hit.why)})[/dim]" + ("  [yellow]\\[stale][/yellow]" if hit.stale else ""),
         soft_wrap=True,
     )
     lines = c.content.split("\n")

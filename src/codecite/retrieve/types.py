@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..filters import Filters
@@ -38,6 +38,9 @@ class Hit:
     via: str = ""
     #: Cosine similarity to the query, when vector search found it.
     similarity: float | None = None
+    #: The file changed on disk since it was indexed (and was not re-indexed inline):
+    #: the chunk may describe code that no longer exists.
+    stale: bool = False
 
     def to_json(self, with_content: bool = True) -> dict[str, Any]:
         """The ``R`` object of ``search --json`` (DESIGN.md section 8)."""
@@ -55,6 +58,7 @@ class Hit:
             "why": self.why,
             "id": c.id,
             "repo": c.repo,
+            "stale": self.stale,
         }
         if with_content:
             data["content"] = c.content
@@ -69,13 +73,27 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     #: How the query was read (intent, identifiers); not part of the JSON.
     info: QueryInfo | None = field(default=None, compare=False, repr=False)
+    #: Files changed on disk that were re-indexed just before this search.
+    refreshed_files: list[str] = field(default_factory=list)
+    #: Files changed on disk beyond the inline limit: their results carry ``stale``.
+    stale_files: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "query": self.query,
             "intent": self.intent,
             "results": [h.to_json() for h in self.hits],
+            "refreshed_files": self.refreshed_files,
+            "stale_files": self.stale_files,
         }
 
 
-__all__ = ["SOURCES", "Filters", "Hit", "SearchResult"]
+def mark_stale(hits: list[Hit], stale_paths: list[str]) -> list[Hit]:
+    """``hits`` with ``stale`` set on those from the given files."""
+    if not stale_paths:
+        return hits
+    stale = set(stale_paths)
+    return [replace(h, stale=True) if h.chunk.path in stale else h for h in hits]
+
+
+__all__ = ["SOURCES", "Filters", "Hit", "SearchResult", "mark_stale"]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..answer.answerer import Answer, Answerer, confidence
+from ..answer.answerer import Answer, confidence
 from ..answer.llm import LLMChoice
 from ..api import Index, open_index
 from ..errors import IndexMissingError
@@ -99,7 +99,8 @@ class RepoPool:
                         f"repository {name} has no index yet; an admin can build it with "
                         f"`codecite index {repo.path} --index {repo.index}`"
                     )
-                overrides = {"repo_name": name, **self.overrides}
+                # The server's audit log replaces each index's own query log.
+                overrides = {"repo_name": name, "query_log": False, **self.overrides}
                 self._indexes[name] = open_index(
                     repo.path, index_dir=repo.index, create=False, overrides=overrides
                 )
@@ -126,9 +127,14 @@ class RepoPool:
     ) -> Answer:
         """A checked answer from one repository; the model call runs outside its lock."""
         with self.using(name) as index:
-            answerer = Answerer(index.searcher, log_dir=None)
+            fresh = index.refresh_for_query()
+            answerer = index.answerer
             draft = answerer.prepare(
-                question, llm=choice.llm, llm_reason=choice.reason, filters=filters
+                question,
+                llm=choice.llm,
+                llm_reason=choice.reason,
+                filters=filters,
+                stale=fresh.stale,
             )
         text = None
         if draft.messages is not None and choice.llm is not None:

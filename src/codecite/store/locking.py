@@ -47,3 +47,27 @@ def file_lock(path: Path, on_wait: Callable[[str], None] | None = None) -> Itera
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def try_file_lock(path: Path) -> Iterator[bool]:
+    """Hold the lock on ``path`` if it is free (yields True), else yield False at once."""
+    if fcntl is None:  # pragma: no cover
+        yield True
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode("ascii"))
+        try:
+            yield True
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

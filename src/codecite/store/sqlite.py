@@ -21,6 +21,7 @@ from ..errors import IndexCorruptError, IndexFormatError, IndexOutdatedError, Pa
 from ..tokens import keyword_row
 from ..types import Chunk, Definition, Edge, Import, Reference
 from .locking import file_lock as _file_lock
+from .locking import try_file_lock as _try_file_lock
 from .migrations import FORMAT_VERSION, MIGRATIONS
 from .sqlite_base import (
     CHUNK_COLS,
@@ -219,6 +220,12 @@ class SQLiteStore(SearchTables, VectorTables):
         who, then this waits for it."""
         with _file_lock(self.dir / LOCK_NAME, on_wait):
             yield
+
+    @contextmanager
+    def try_writer_lock(self) -> Iterator[bool]:
+        """The writer lock if no other process holds it (True), else False at once."""
+        with _try_file_lock(self.dir / LOCK_NAME) as held:
+            yield held
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -1,0 +1,118 @@
+"""Query-time freshness: search and ask never answer from code that changed on disk
+without saying so. Real git repositories, real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from repos import make_git_repo, run_cli
+
+import codecite
+
+PRICING = (
+    '"""Prices."""\n\n\n'
+    "def loyalty_discount(amount: float, tier: str) -> float:\n"
+    '    """Amount after the loyalty discount of a tier."""\n'
+    '    rate = {"gold": 0.1, "silver": 0.05}.get(tier, 0.0)\n'
+    "    return round(amount * (1 - rate), 2)\n\n\n"
+    "def legacy_coupon(amount: float) -> float:\n"
+    '    """Apply the retired paper coupon."""\n'
+    "    return amount - 5\n"
+)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    files = {
+        "shop/pricing.py": PRICING,
+        "shop/orders.py": "def total(items):\n    return sum(items)\n",
+    }
+    files |= {f"shop/extra_{i}.py": f"def extra_{i}():\n    return {i}\n" for i in range(4)}
+    root = make_git_repo(tmp_path / "repo", files)
+    assert run_cli("index", str(root)).returncode == 0
+    return root
+
+
+def _search(root: Path, query: str, *extra: str, env: dict[str, str] | None = None) -> dict:
+    proc = run_cli("search", query, str(root), "--json", *extra, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_an_edit_is_searchable_without_an_explicit_index(repo: Path) -> None:
+    pricing = repo / "shop" / "pricing.py"
+    pricing.write_text(
+        PRICING + "\n\ndef saffron_surcharge(amount: float) -> float:\n"
+        '    """Surcharge for saffron-wrapped deliveries."""\n    return amount * 1.07\n'
+    )
+    data = _search(repo, "saffron surcharge for deliveries")
+    assert data["refreshed_files"] == ["shop/pricing.py"] and data["stale_files"] == []
+    top = data["results"][0]
+    assert top["qualname"] == "saffron_surcharge" and top["stale"] is False
+    again = _search(repo, "saffron surcharge for deliveries")
+    assert again["refreshed_files"] == []  # the refresh was stored
+
+
+def test_a_deleted_function_is_never_returned(repo: Path) -> None:
+    pricing = repo / "shop" / "pricing.py"
+    pricing.write_text(PRICING.split("\n\n\ndef legacy_coupon")[0] + "\n")
+    data = _search(repo, "legacy_coupon retired paper coupon", "-k", "20")
+    assert all(r["qualname"] != "legacy_coupon" for r in data["results"])
+    (repo / "shop" / "orders.py").unlink()
+    data = _search(repo, "total of items", "-k", "20")
+    assert all(r["path"] != "shop/orders.py" for r in data["results"])
+    assert "shop/orders.py" in data["refreshed_files"]
+
+
+def test_changes_beyond_the_inline_limit_are_marked_stale(repo: Path) -> None:
+    for i in range(3):
+        path = repo / "shop" / f"extra_{i}.py"
+        path.write_text(path.read_text() + f"\n\ndef more_{i}():\n    return {i}\n")
+    env = {"CODECITE_REFRESH_MAX_FILES": "2"}
+    data = _search(repo, "extra", "-k", "20", env=env)
+    assert data["refreshed_files"] == []
+    assert data["stale_files"] == [f"shop/extra_{i}.py" for i in range(3)]
+    marks = {r["path"]: r["stale"] for r in data["results"]}
+    assert marks["shop/extra_0.py"] is True and marks.get("shop/pricing.py", False) is False
+    human = run_cli("search", "extra", str(repo), env=env)
+    assert human.stdout.count("changed since indexing") == 1 and "[stale]" in human.stdout
+
+
+def test_a_touched_but_unchanged_file_is_not_a_change(repo: Path) -> None:
+    pricing = repo / "shop" / "pricing.py"
+    os.utime(pricing, (time.time() + 5, time.time() + 5))
+    with codecite.open_index(repo, create=False) as index:
+        fresh = index.refresh(max_files=0)
+    assert fresh.paths == [] and fresh.stale == []
+
+
+def test_a_citation_whose_lines_changed_on_disk_is_not_verified(repo: Path) -> None:
+    question = "How is the loyalty discount of a tier computed?"
+    with codecite.open_index(repo, create=False, overrides={"refresh": False}) as index:
+        before = index.ask(question, llm="extractive")
+        cited = [c for c in before.citations if c.path == "shop/pricing.py" and c.verified]
+        assert cited
+        pricing = repo / "shop" / "pricing.py"
+        pricing.write_text(PRICING.replace("0.1, ", "0.15, ").replace("round(", "int("))
+        after = index.ask(question, llm="extractive")
+    moved = [c for c in after.citations if c.path == "shop/pricing.py"]
+    assert moved and not any(
+        c.verified
+        for c in moved
+        if c.start_line <= 7 <= c.end_line or c.start_line <= 6 <= c.end_line
+    )
+    assert any("changed on disk" in flag for flag in after.flags)
+
+
+def test_another_writer_means_stale_not_waiting(repo: Path) -> None:
+    (repo / "shop" / "orders.py").write_text("def total(items):\n    return sum(items) + 1\n")
+    with codecite.open_index(repo) as writer, writer.store.writer_lock():
+        with codecite.open_index(repo, create=False) as reader:
+            started = time.monotonic()
+            fresh = reader.refresh()
+    assert time.monotonic() - started < 5
+    assert fresh.stale == ["shop/orders.py"] and "writing" in fresh.reason
