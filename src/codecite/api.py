@@ -280,6 +280,12 @@ class Index:
         return LLMChoice(llm, llm.name, "given")
 
     @property
+    def indexed_commit(self) -> str:
+        """The git commit the index was last built from ("" outside git)."""
+        with self.store.reporting_damage():
+            return self.store.get_meta("indexed_commit")
+
+    @property
     def repo(self) -> str:
         return self.config.repo_name or self.store.get_meta("repo") or self.root.name
 

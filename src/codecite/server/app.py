@@ -11,6 +11,7 @@ citation locations — never code — status, latency). Errors are JSON
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -38,14 +39,17 @@ from .auth import LOCAL_USER, Principal
 from .config import ServerConfig
 from .jobs import Jobs
 from .mcp import CURRENT_PRINCIPAL
+from .refresh import Poller
 from .repos import RepoPool
 from .state import AuditRecord, StateStore
 
 log = logging.getLogger(__name__)
 
-#: Paths that need no token.
+#: Paths that need no token. The web page ("/" and "/web/...") signs its visitors in with
+#: its own session cookie (server/web/session.py); /slack/commands checks Slack's signature.
 PUBLIC_PATHS = frozenset(
     {"/healthz", "/metrics", "/docs", "/openapi.json", "/docs/oauth2-redirect"}
+    | {"/", "/slack/commands"}
 )
 
 
@@ -129,6 +133,19 @@ class RateLimiter:
                 recent.append(now)
             self._seen[user] = recent
             return allowed
+
+
+WEBHOOK_PATH = re.compile(r"^/api/v1/repos/[A-Za-z0-9][A-Za-z0-9._-]*/refresh$")
+
+
+def is_public(path: str) -> bool:
+    """Paths that need no token: operations, API docs, and signed webhooks (their
+    signature is checked by the endpoint)."""
+    return (
+        path in PUBLIC_PATHS
+        or path.startswith(("/docs", "/web/"))
+        or WEBHOOK_PATH.match(path) is not None
+    )
 
 
 def route_name(request: Request) -> str:
@@ -237,7 +254,7 @@ def _install_middleware(app: FastAPI, server: ServerState) -> None:
             length = request.headers.get("content-length", "")
             if length and (not length.isdigit() or int(length) > limits.max_body_bytes):
                 raise ApiError(413, "too_large", f"request body over {limits.max_body_bytes} bytes")
-            if path not in PUBLIC_PATHS and not path.startswith("/docs"):
+            if not is_public(path):
                 principal = authenticate(request, server)
                 request.state.principal = principal
                 if not server.rate.allow(principal.user):
@@ -308,6 +325,8 @@ def create_app(
     here unless given)."""
     from .mcp import build_mcp, mcp_http_app, mcp_lifespan, principal_from_context
     from .routes import router
+    from .slack import install_slack
+    from .web import install_web
 
     store = state or StateStore(config.state)
     repos = pool or RepoPool(config.repos, config.overrides)
@@ -327,9 +346,14 @@ def create_app(
         pruned = store.prune_audit(config.audit_retention_days)
         if pruned:
             log.info("pruned %d audit rows older than %d days", pruned, config.audit_retention_days)
-        async with mcp_lifespan(mcp_app):
-            yield
-        repos.close()
+        poller = Poller(list(config.repos.values()), server.jobs.start, repos.indexed_commit)
+        poller.start()
+        try:
+            async with mcp_lifespan(mcp_app):
+                yield
+        finally:
+            poller.stop()
+            repos.close()
 
     app = FastAPI(
         title="codecite",
@@ -341,6 +365,8 @@ def create_app(
     _install_errors(app)
     _install_middleware(app, server)
     app.include_router(router)
+    install_web(app)
+    install_slack(app)
 
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, Any]:

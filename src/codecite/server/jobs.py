@@ -12,6 +12,7 @@ from typing import Any
 
 from ..api import open_index
 from .config import RepoConfig
+from .refresh import update_clone
 
 
 @dataclass
@@ -41,8 +42,9 @@ class Jobs:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
 
-    def start(self, repo: RepoConfig, *, full: bool = False) -> Job:
-        """A job re-indexing ``repo`` (incrementally), or the one already running."""
+    def start(self, repo: RepoConfig, *, full: bool = False, pull: bool = False) -> Job:
+        """A job re-indexing ``repo`` (incrementally), or the one already running. With
+        ``pull``, the clone is first fast-forwarded to its configured branch."""
         with self._lock:
             for job in self._jobs.values():
                 if job.repo == repo.name and job.status in ("queued", "running"):
@@ -52,7 +54,7 @@ class Jobs:
             self._trim()
         threading.Thread(
             target=self._run,
-            args=(job, repo, full),
+            args=(job, repo, full, pull),
             daemon=True,
             name=f"codecite-reindex-{repo.name}",
         ).start()
@@ -62,13 +64,16 @@ class Jobs:
         with self._lock:
             return self._jobs.get(job_id)
 
-    def _run(self, job: Job, repo: RepoConfig, full: bool) -> None:
+    def _run(self, job: Job, repo: RepoConfig, full: bool, pull: bool) -> None:
         job.status, job.started_at = "running", time.time()
         try:
+            if pull and repo.branch:
+                old, new = update_clone(repo)
+                job.summary["commits"] = {"before": old, "after": new}
             overrides = {"repo_name": repo.name, **self.overrides}
             with open_index(repo.path, index_dir=repo.index, overrides=overrides) as index:
                 report = index.update(full=full)
-            job.summary = {
+            job.summary |= {
                 "files_seen": report.files_seen,
                 "changed": report.changed,
                 "chunks_written": report.chunks_written,

@@ -106,6 +106,14 @@ class RepoPool:
                 )
             return self._indexes[name]
 
+    def indexed_commit(self, repo: RepoConfig) -> str:
+        """The commit the repository's index was built from ("" when none)."""
+        try:
+            with self.using(repo.name) as index:
+                return index.indexed_commit
+        except IndexMissingError:
+            return ""
+
     def search(
         self, names: Sequence[str], query: str, *, k: int = 10, filters: Filters | None = None
     ) -> list[RepoHit]:

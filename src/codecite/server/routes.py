@@ -23,6 +23,7 @@ from ..filters import Filters
 from ..retrieve.intent import analyse
 from .app import ApiError, AuditNote, ServerState, _error_response, _write_audit, error_body
 from .auth import Principal
+from .refresh import commits_between, verify_signature
 from .repos import RepoHit
 
 router = APIRouter(prefix="/api/v1")
@@ -121,7 +122,12 @@ def list_repos(request: Request) -> dict[str, Any]:
                 "embedder": st.embedder,
                 "indexed_commit": st.indexed_commit,
                 "head_commit": st.head_commit,
+                # commits on HEAD that the index does not have yet
+                "lag_commits": commits_between(
+                    server.config.repos[name].path, st.indexed_commit, st.head_commit
+                ),
                 "stale_files": st.stale_files,
+                "branch": server.config.repos[name].branch,
             }
         except UserError as exc:
             entry |= {"indexed": False, "message": str(exc)}
@@ -353,6 +359,23 @@ def reindex(
     readable_repos(request, [repo])
     job = server.jobs.start(server.config.repos[repo], full=full)
     return {"job": job.to_json(), "status_url": f"/api/v1/jobs/{job.id}"}
+
+
+@router.post("/repos/{repo}/refresh", tags=["admin"], status_code=202)
+async def refresh_webhook(request: Request, repo: str) -> dict[str, Any]:
+    """A push webhook (GitHub ``X-Hub-Signature-256``, Gitea ``X-Gitea-Signature``,
+    GitLab ``X-Gitlab-Token``) signed with the repository's ``webhook_secret``: the
+    server-owned clone is fast-forwarded to its branch, then indexed incrementally. No
+    token: the signature is the authentication. An unknown repository, one without a
+    secret and a bad signature all answer 404 alike."""
+    server = _server(request)
+    config = server.config.repos.get(repo)
+    body = await request.body()
+    _note(request).repos = [repo]
+    if config is None or not verify_signature(config.webhook_secret, body, request.headers):
+        raise ApiError(404, "not_found", "no such webhook")
+    job = server.jobs.start(config, pull=bool(config.branch))
+    return {"job": job.to_json()}
 
 
 @router.get("/jobs/{job_id}", tags=["admin"])
