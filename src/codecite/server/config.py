@@ -19,6 +19,15 @@
     [repos.payments]
     path = "/srv/code/payments"
     index = "/srv/index/payments"
+    branch = "main"                # a server-owned clone kept fresh: git fetch + fast-forward
+    poll_seconds = 300             # every 5 minutes (0: only on a webhook)
+    webhook_secret = "$PAYMENTS_WEBHOOK_SECRET"   # POST /api/v1/repos/payments/refresh
+    [slack]                        # optional: enables POST /slack/commands
+    signing_secret = "..."         # or $CODECITE_SLACK_SIGNING_SECRET
+    response_type = "ephemeral"    # or "in_channel": everyone in the channel sees the answer
+    base_url = "https://codecite.example.com"   # citations link to the web page there
+    [slack.users]                  # Slack user ID → codecite user (their tokens' repositories)
+    U012AB3CD = "alice"
 
 Relative paths are relative to the file. Every problem is a :class:`ConfigError` that
 names the file and the setting.
@@ -27,6 +36,7 @@ names the file and the setting.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -37,6 +47,10 @@ from ..config import Config
 from ..errors import ConfigError
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
+SLACK_SECRET_ENV = "CODECITE_SLACK_SIGNING_SECRET"
+SLACK_RESPONSE_TYPES = ("ephemeral", "in_channel")
+#: Where Slack's ``response_url`` points; the answer is posted nowhere else.
+SLACK_RESPONSE_URL_PREFIX = "https://hooks.slack.com/"
 DEFAULT_STATE = "codecite-state.db"
 AUTH_MODES = ("token", "none")
 #: Repository names are used in URLs and globs: keep them simple.
@@ -61,6 +75,29 @@ class RepoConfig:
     name: str
     path: Path
     index: Path
+    #: Keeping a server-owned clone fresh: the branch to follow (``git fetch`` +
+    #: fast-forward), and how often to poll it (seconds; 0: only on a webhook).
+    branch: str = ""
+    poll_seconds: int = 0
+    #: Secret of signed webhooks (``POST /api/v1/repos/{repo}/refresh``); "$NAME" reads
+    #: the environment variable NAME. "" disables the webhook.
+    webhook_secret: str = ""
+
+
+@dataclass(frozen=True)
+class SlackConfig:
+    """The ``/codecite`` slash command (``[slack]``): requests are checked against the
+    signing secret; a Slack user may ask only when mapped to a codecite user, and reads
+    what that user's active tokens may read."""
+
+    signing_secret: str = field(repr=False)
+    #: Slack user ID (``U012AB3CD``) → codecite user name.
+    users: dict[str, str] = field(default_factory=dict)
+    #: "ephemeral" (only the asker sees the answer) or "in_channel".
+    response_type: str = "ephemeral"
+    #: The web page's public address, for citation links in Slack ("": no links).
+    base_url: str = ""
+    response_url_prefix: str = SLACK_RESPONSE_URL_PREFIX
 
 
 @dataclass(frozen=True)
@@ -77,6 +114,8 @@ class ServerConfig:
     user_header: str = ""
     #: codecite.toml settings applied to every repository (``[codecite]``).
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: The Slack slash command, when ``[slack]`` is configured.
+    slack: SlackConfig | None = None
 
     @property
     def is_loopback(self) -> bool:
@@ -113,6 +152,9 @@ def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     return value
 
 
+REPO_KEYS = {"path", "index", "branch", "poll_seconds", "webhook_secret"}
+
+
 def _repos(data: dict[str, Any], base: Path, where: str) -> dict[str, RepoConfig]:
     repos: dict[str, RepoConfig] = {}
     for name, spec in _table(data, "repos", where).items():
@@ -120,13 +162,27 @@ def _repos(data: dict[str, Any], base: Path, where: str) -> dict[str, RepoConfig
             raise ConfigError(f"{where}: repository name {name!r}: use letters, digits, . _ -")
         if not isinstance(spec, dict) or not isinstance(spec.get("path"), str):
             raise ConfigError(f'{where}: [repos.{name}] needs path = "/path/to/repo"')
-        unknown = set(spec) - {"path", "index"}
+        unknown = set(spec) - REPO_KEYS
         if unknown:
             raise ConfigError(f"{where}: [repos.{name}]: unknown setting(s) {sorted(unknown)}")
         path = (base / Path(spec["path"]).expanduser()).resolve()
         index = spec.get("index")
         index_dir = (base / Path(index).expanduser()).resolve() if index else path / ".codecite"
-        repos[name] = RepoConfig(name, path, index_dir)
+        poll = spec.get("poll_seconds", 0)
+        if isinstance(poll, bool) or not isinstance(poll, int) or poll < 0:
+            raise ConfigError(f"{where}: [repos.{name}] poll_seconds must be a whole number >= 0")
+        secret = str(spec.get("webhook_secret", ""))
+        if secret.startswith("$"):
+            secret = os.environ.get(secret[1:], "")
+            if not secret:
+                raise ConfigError(
+                    f"{where}: [repos.{name}] webhook_secret names {spec['webhook_secret']}, "
+                    "which is not set in the environment"
+                )
+        branch = str(spec.get("branch", ""))
+        if poll and not branch:
+            raise ConfigError(f'{where}: [repos.{name}] poll_seconds needs branch = "main"')
+        repos[name] = RepoConfig(name, path, index_dir, branch, poll, secret)
     if not repos:
         raise ConfigError(f'{where}: no repositories; add [repos.NAME] with path = "..."')
     return repos
@@ -143,6 +199,44 @@ def _limits(data: dict[str, Any], where: str) -> Limits:
             raise ConfigError(f"{where}: [limits] {key} must be a whole number >= 0")
         out[key] = value
     return Limits(**out)
+
+
+def _slack(data: dict[str, Any], where: str) -> SlackConfig | None:
+    if "slack" not in data:
+        return None
+    values = _table(data, "slack", where)
+    known = {"signing_secret", "users", "response_type", "base_url", "response_url_prefix"}
+    unknown = set(values) - known
+    if unknown:
+        raise ConfigError(f"{where}: [slack]: unknown setting(s) {sorted(unknown)}")
+    secret = values.get("signing_secret") or os.environ.get(SLACK_SECRET_ENV, "")
+    if not isinstance(secret, str) or not secret.strip():
+        raise ConfigError(
+            f"{where}: [slack] needs signing_secret (Slack app → Basic Information → Signing "
+            f"Secret), or set ${SLACK_SECRET_ENV}"
+        )
+    users = _table(values, "users", f"{where}: [slack]")
+    if not all(isinstance(k, str) and isinstance(v, str) and v for k, v in users.items()):
+        raise ConfigError(
+            f'{where}: [slack.users] maps Slack user IDs to names: U012AB3CD = "alice"'
+        )
+    strings = {k: values.get(k, "") for k in ("response_type", "base_url", "response_url_prefix")}
+    if not all(isinstance(v, str) for v in strings.values()):
+        raise ConfigError(
+            f"{where}: [slack] response_type, base_url and response_url_prefix are text"
+        )
+    response_type = strings["response_type"] or "ephemeral"
+    if response_type not in SLACK_RESPONSE_TYPES:
+        raise ConfigError(
+            f"{where}: [slack] response_type must be one of {', '.join(SLACK_RESPONSE_TYPES)}"
+        )
+    return SlackConfig(
+        signing_secret=secret.strip(),
+        users=dict(users),
+        response_type=response_type,
+        base_url=strings["base_url"].rstrip("/"),
+        response_url_prefix=strings["response_url_prefix"] or SLACK_RESPONSE_URL_PREFIX,
+    )
 
 
 KNOWN_KEYS = {
@@ -203,4 +297,5 @@ def load_server_config(path: str | Path) -> ServerConfig:
         trusted_proxies=tuple(proxies),
         user_header=str(data.get("user_header", "")),
         overrides=dict(overrides),
+        slack=_slack(data, where),
     )
