@@ -116,3 +116,33 @@ def test_another_writer_means_stale_not_waiting(repo: Path) -> None:
             fresh = reader.refresh()
     assert time.monotonic() - started < 5
     assert fresh.stale == ["shop/orders.py"] and "writing" in fresh.reason
+
+
+def test_a_branch_switch_there_and_back_computes_nothing_already_computed(tmp_path: Path) -> None:
+    files = {
+        f"pkg/m{i}.py": f'def f{i}(x):\n    """Step {i}."""\n    return x + {i}\n'
+        for i in range(30)
+    }
+    root = make_git_repo(tmp_path / "branches", files)
+    env = {"CODECITE_CACHE_DIR": str(tmp_path / "cache")}
+
+    def index() -> dict:
+        proc = run_cli("index", str(root), "--json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    first = index()
+    assert first["embed_computed"] == first["embedded"] > 0
+    from repos import git
+
+    git(root, "checkout", "-q", "-b", "feature")
+    (root / "pkg" / "m3.py").write_text(
+        'def f3(x):\n    """Step three, doubled."""\n    return 2 * x\n'
+    )
+    git(root, "commit", "-qam", "double step 3")
+    there = index()
+    assert there["modified"] == ["pkg/m3.py"] and there["embed_computed"] == 1
+    git(root, "checkout", "-q", "main")
+    back = index()
+    assert back["modified"] == ["pkg/m3.py"] and back["unchanged"] == 29
+    assert back["embedded"] == 1 and back["embed_computed"] == 0  # from the cache

@@ -66,6 +66,9 @@ class IndexReport:
     edges_by_kind: dict[str, int] = field(default_factory=dict)
     embedder: str = ""
     embedded: int = 0
+    #: Of ``embedded``, the texts the model computed (the rest came from the shared
+    #: embedding cache: another clone, branch or earlier version of the same code).
+    embed_computed: int = 0
     embed_reused: int = 0
     embed_pending: int = 0
     estimated_embed_seconds: float = 0.0
@@ -332,8 +335,12 @@ class Indexer:
                 if not chunks:
                     break
                 base = done
+                to_compute = [0]
 
-                def on_batch(n: int, _total: int, base: int = base) -> None:
+                def on_batch(
+                    n: int, needed: int, base: int = base, to_compute: list[int] = to_compute
+                ) -> None:
+                    to_compute[0] = needed  # distinct texts the model computes
                     self.progress(Progress("embed", base + n, total))
 
                 matrix = embed_with_cache(
@@ -347,6 +354,7 @@ class Indexer:
                     self.store.put_vectors(chunks, matrix)
                 done += len(chunks)
                 report.embedded = done
+                report.embed_computed += to_compute[0]
                 self.progress(Progress("embed", done, total))
         finally:
             self.timer.add("embed", started)

@@ -118,8 +118,9 @@ def _print_report(report: IndexReport) -> None:
         )
     else:
         out.print(
-            f"Embeddings ({report.embedder or 'none'}): {report.embedded:,} computed, "
-            f"{report.embed_reused:,} reused, {report.embed_pending:,} pending."
+            f"Embeddings ({report.embedder or 'none'}): {report.embedded:,} embedded "
+            f"({report.embed_computed:,} by the model, the rest from the cache), "
+            f"{report.embed_reused:,} reused in the index, {report.embed_pending:,} pending."
         )
 
 
