@@ -110,10 +110,13 @@ def test_a_citation_whose_lines_changed_on_disk_is_not_verified(repo: Path) -> N
 
 def test_another_writer_means_stale_not_waiting(repo: Path) -> None:
     (repo / "shop" / "orders.py").write_text("def total(items):\n    return sum(items) + 1\n")
-    with codecite.open_index(repo) as writer, writer.store.writer_lock():
-        with codecite.open_index(repo, create=False) as reader:
-            started = time.monotonic()
-            fresh = reader.refresh()
+    with (
+        codecite.open_index(repo) as writer,
+        writer.store.writer_lock(),
+        codecite.open_index(repo, create=False) as reader,
+    ):
+        started = time.monotonic()
+        fresh = reader.refresh()
     assert time.monotonic() - started < 5
     assert fresh.stale == ["shop/orders.py"] and "writing" in fresh.reason
 
