@@ -204,11 +204,12 @@ def _run_batch(
 @app.command(name="eval")
 def eval_command(
     golden: Annotated[
-        Path,
+        Path | None,
         typer.Argument(
-            help='Golden JSONL: {"query", "relevant": [{"path", "start_line", "end_line"}]} lines.'
+            help='Golden JSONL: {"query", "relevant": [{"path", "start_line", "end_line"}]} '
+            "lines (with --mine: the repository instead)."
         ),
-    ],
+    ] = None,
     path: Annotated[
         Path | None, typer.Argument(help="Repository (default: nearest index).")
     ] = None,
@@ -217,11 +218,45 @@ def eval_command(
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
     worst: Annotated[int, typer.Option("--worst", min=0, help="Show the N worst queries.")] = 5,
+    mine: Annotated[
+        bool,
+        typer.Option(
+            "--mine",
+            help="Build the golden set from this repository's git history (commit subjects "
+            "as questions, the definitions they changed as answers), then evaluate it.",
+        ),
+    ] = False,
+    n: Annotated[
+        int, typer.Option("-n", min=1, help="With --mine: questions to mine, newest first.")
+    ] = 50,
+    mine_out: Annotated[
+        Path | None, typer.Option("--out", help="With --mine: also write the set here (JSONL).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Measure retrieval on a golden set: Recall@1/5/10, Precision@5, MRR, nDCG@10."""
-    queries = load_golden(golden)
+    """Measure retrieval on a golden set: Recall@1/5/10, Precision@5, MRR, nDCG@10.
+
+    `codecite eval --mine [PATH]` measures on your own history: see the README for its bias.
+    """
     expand, rerank = (False if no_expand else None), (False if no_rerank else None)
+    if mine:
+        if path is not None:
+            raise UserError("with --mine give only the repository PATH, not a golden file")
+        from ..mine import run_mine
+
+        with open_for_query(golden, index_dir) as idx:
+            run = run_mine(idx, n=n, out=mine_out, k=k, expand=expand, rerank=rerank)
+        if as_json:
+            emit_json(run.to_json())
+            return
+        out.print(escape(run.mined.summary()), soft_wrap=True)
+        if mine_out is not None:
+            out.print(f"golden set written to {escape(str(mine_out))}")
+        _print_eval(run.report, worst)
+        return
+    if golden is None:
+        raise UserError("give a golden JSONL file, or --mine to build one from the git history")
+    queries = load_golden(golden)
     with open_for_query(path, index_dir) as idx:
         results = [
             [
