@@ -149,3 +149,17 @@ def test_a_branch_switch_there_and_back_computes_nothing_already_computed(tmp_pa
     back = index()
     assert back["modified"] == ["pkg/m3.py"] and back["unchanged"] == 29
     assert back["embedded"] == 1 and back["embed_computed"] == 0  # from the cache
+
+
+def test_between_full_checks_the_files_of_the_results_are_still_checked(repo: Path) -> None:
+    overrides = {"refresh_interval": 3600, "query_log": False}
+    with codecite.open_index(repo, create=False, overrides=overrides) as index:
+        first = index.search("loyalty discount of a tier", k=3)
+        assert first.hits[0].chunk.path == "shop/pricing.py" and not first.refreshed_files
+        (repo / "shop" / "pricing.py").write_text(
+            PRICING.replace("loyalty discount", "gold discount")
+        )
+        again = index.search("loyalty discount of a tier", k=3)
+    assert again.refreshed_files == ["shop/pricing.py"]
+    top = [h for h in again.hits if h.chunk.path == "shop/pricing.py"]
+    assert top and all("loyalty discount of a tier" not in h.chunk.content for h in top)

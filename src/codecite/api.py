@@ -5,18 +5,20 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import TypeVar
 
-from .answer.answerer import Answer, Answerer
+from .answer.answerer import Answer, Answerer, Draft
 from .answer.llm import EXTRACTIVE, LLM, LLMChoice, resolve_llm
 from .answer.streaming import stream_pieces
 from .config import Config, load_config
 from .errors import IndexMissingError, PathError, UserError
 from .filters import Filters
-from .freshness import Freshness
+from .freshness import Freshness, known_files
 from .freshness import check as check_freshness
 from .indexer import Indexer, IndexReport
 from .progress import ProgressFn
@@ -26,6 +28,8 @@ from .store.sqlite import SQLiteStore
 from .store.sqlite_base import DB_NAME, OWN_FILES
 from .types import Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
+
+T = TypeVar("T")
 
 __all__ = [
     "MAX_K",
@@ -115,6 +119,9 @@ class Index:
         self.root, self.dir, self.config, self.store = root, index_dir, config, store
         self._searcher: Searcher | None = None
         self._answerer: Answerer | None = None
+        self._known: tuple[int, list[tuple[str, int, int, str]]] | None = None
+        self._last_fresh: Freshness | None = None
+        self._last_checked = 0.0
 
     # --- queries ---------------------------------------------------------------
     @property
@@ -152,19 +159,59 @@ class Index:
             raise UserError("the query is empty; say what to look for")
         if not 1 <= k <= MAX_K:
             raise UserError(f"k must be between 1 and {MAX_K}, got {k}")
-        fresh = self.refresh_for_query()
         with self.store.reporting_damage():
-            result = self.searcher.search(
-                query, k=k, filters=filters, expand=expand, rerank=rerank, budget=budget
+            result, fresh = self.fresh(
+                lambda: self.searcher.search(
+                    query, k=k, filters=filters, expand=expand, rerank=rerank, budget=budget
+                ),
+                lambda found: (h.chunk.path for h in found.hits),
             )
         result.refreshed_files, result.stale_files = fresh.refreshed, fresh.stale
         result.hits = mark_stale(result.hits, fresh.stale)
         return result
 
     # --- freshness ---------------------------------------------------------------
-    def refresh_for_query(self) -> Freshness:
-        """:meth:`refresh` when the config asks for query-time freshness (the default)."""
-        return self.refresh() if self.config.refresh else Freshness()
+    def fresh(
+        self, run: Callable[[], T], paths_of: Callable[[T], Iterable[str]]
+    ) -> tuple[T, Freshness]:
+        """``run()`` (a search) with query-time freshness. Every indexed file is checked
+        in a thread *while* ``run()`` runs (the first query of a process overlaps it with
+        loading the model and vectors), at most once per ``refresh_interval`` seconds on
+        this object; between two such checks only the files of the results
+        (``paths_of(result)``) are checked, which costs microseconds. Changed files are
+        re-indexed (up to ``refresh_max_files``) and ``run()`` runs again; beyond that,
+        or when the index cannot be written, they are reported ``stale``."""
+        if not self.config.refresh:
+            return run(), Freshness()
+        now = time.monotonic()
+        last = self._last_fresh
+        known = self._known_files()
+        if last is not None and now - self._last_checked < self.config.refresh_interval:
+            result = run()
+            wanted = set(paths_of(result))
+            fresh = check_freshness(self.root, [row for row in known if row[0] in wanted])
+            fresh.stale = sorted({*last.stale, *fresh.stale})
+        else:
+            with ThreadPoolExecutor(1, thread_name_prefix="codecite-fresh") as pool:
+                checking = pool.submit(check_freshness, self.root, known)
+                result = run()
+                fresh = checking.result()
+            self._last_checked = now
+        if fresh.paths:
+            self._apply(fresh)
+            if fresh.refreshed:
+                result = run()
+        if fresh.stale or last is None or now == self._last_checked:
+            self._last_fresh = fresh
+        return result, fresh
+
+    def _known_files(self) -> list[tuple[str, int, int, str]]:
+        """The indexed files' stat and hash, cached until the store changes."""
+        generation = self.store.generation()
+        if self._known is None or self._known[0] != generation:
+            with self.store.reporting_damage():
+                self._known = (generation, known_files(self.store.files()))
+        return self._known[1]
 
     def refresh(self, max_files: int | None = None) -> Freshness:
         """Find indexed files changed on disk and re-index up to ``max_files`` of them
@@ -172,26 +219,26 @@ class Index:
         Beyond the limit — or when the index cannot be written (another user's, a
         read-only mount) or another process is writing it — nothing is re-indexed and
         the changed files are reported ``stale``."""
-        with self.store.reporting_damage():
-            fresh = check_freshness(self.root, self.store.files())
+        fresh = check_freshness(self.root, self._known_files())
+        if fresh.paths:
+            self._apply(fresh, max_files)
+        return fresh
+
+    def _apply(self, fresh: Freshness, max_files: int | None = None) -> None:
         paths = fresh.paths
-        if not paths:
-            return fresh
         limit = self.config.refresh_max_files if max_files is None else max_files
         if len(paths) > limit:
-            fresh.stale, fresh.reason = (
-                paths,
-                f"{len(paths)} changed files, over the limit of {limit}",
-            )
-            return fresh
+            fresh.stale = paths
+            fresh.reason = f"{len(paths)} changed files, over the limit of {limit}"
+            return
         started = time.perf_counter()
         fresh.reason = self._refresh_paths(paths)
+        self._known = None  # our own writes do not move the generation of our connection
         fresh.refresh_ms = round((time.perf_counter() - started) * 1000, 3)
         if fresh.reason:
             fresh.stale = paths
         else:
             fresh.refreshed = paths
-        return fresh
 
     def _refresh_paths(self, paths: list[str]) -> str:
         """Re-index ``paths`` under the writer lock; "" when done, else why not."""
@@ -225,19 +272,39 @@ class Index:
         a :meth:`choose_llm` result, or None (extractive). ``on_token`` receives a
         generated answer as it streams.
         """
+        choice = self.choose_llm(llm)
+        draft = self.prepare_answer(question, choice, filters=filters)
+        text = None
+        if draft.messages is not None and choice.llm is not None:
+            text = self.answerer.generate(draft, choice.llm, on_token)
+        with self.store.reporting_damage():
+            return self.answerer.finish(draft, text)
+
+    def prepare_answer(
+        self, question: str, choice: LLMChoice, *, filters: Filters | None = None
+    ) -> Draft:
+        """Retrieval and the confidence check of an answer, with query-time freshness
+        (sources from stale files marked): a complete answer when no model is needed,
+        else the prompt for :meth:`Answerer.generate` (which may run in another thread)."""
         if not question.strip():
             raise UserError("the question is empty")
-        choice = self.choose_llm(llm)
-        fresh = self.refresh_for_query()
-        with self.store.reporting_damage():
-            return self.answerer.ask(
+        stale: list[str] = []
+
+        def run() -> Draft:
+            return self.answerer.prepare(
                 question,
                 llm=choice.llm,
                 llm_reason=choice.reason,
                 filters=filters,
-                on_token=on_token,
-                stale=fresh.stale,
+                stale=stale,
             )
+
+        with self.store.reporting_damage():
+            draft, fresh = self.fresh(run, lambda made: (h.chunk.path for h in made.answer.sources))
+            if fresh.stale:  # found while the first draft was made: mark its sources
+                stale.extend(fresh.stale)
+                draft = run()
+        return draft
 
     def ask_stream(
         self,
@@ -248,26 +315,17 @@ class Index:
     ) -> Iterator[str | Answer]:
         """:meth:`ask`, streamed: the answer's pieces (``str``) as they arrive, then the
         checked :class:`Answer` as the last item (extractive answers come whole)."""
-        if not question.strip():
-            raise UserError("the question is empty")
         choice = self.choose_llm(llm)
         answerer = self.answerer
-        fresh = self.refresh_for_query()
-        with self.store.reporting_damage():
-            draft = answerer.prepare(
-                question,
-                llm=choice.llm,
-                llm_reason=choice.reason,
-                filters=filters,
-                stale=fresh.stale,
-            )
+        draft = self.prepare_answer(question, choice, filters=filters)
         text = None
         if draft.messages is not None and choice.llm is not None:
             model = choice.llm
             text = yield from stream_pieces(
                 lambda on_token: answerer.generate(draft, model, on_token)
             )
-        yield answerer.finish(draft, text)
+        with self.store.reporting_damage():
+            yield answerer.finish(draft, text)
 
     def choose_llm(self, llm: str | LLM | LLMChoice | None = "auto") -> LLMChoice:
         """The answer mode for ``llm`` (see :meth:`ask`) and why it was chosen."""

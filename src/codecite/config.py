@@ -173,6 +173,8 @@ class Config:
     #: index and graph); beyond that, results from changed files are marked stale.
     refresh: bool = True
     refresh_max_files: int = 20
+    #: Seconds between two checks on one open index (a server, a batch); 0: every query.
+    refresh_interval: float = 1.0
     # --- indexing -------------------------------------------------------------
     #: Worker processes for parsing; 0 means one per core.
     workers: int = 0

@@ -135,15 +135,8 @@ class RepoPool:
     ) -> Answer:
         """A checked answer from one repository; the model call runs outside its lock."""
         with self.using(name) as index:
-            fresh = index.refresh_for_query()
             answerer = index.answerer
-            draft = answerer.prepare(
-                question,
-                llm=choice.llm,
-                llm_reason=choice.reason,
-                filters=filters,
-                stale=fresh.stale,
-            )
+            draft = index.prepare_answer(question, choice, filters=filters)
         text = None
         if draft.messages is not None and choice.llm is not None:
             text = answerer.generate(draft, choice.llm, on_token)
