@@ -27,6 +27,9 @@ OWN_FILES = frozenset(
         VECTOR_IDS_NAME,
         LOCK_NAME,
         "queries.jsonl",
+        "hooks.log",  # codecite.hooks: the background runs' output, lock, request counter
+        "hooks.lock",
+        "hooks.requests",
     }
 )
 #: sqlite3 messages that mean the file is not a usable database (not a busy/locked one).
