@@ -24,6 +24,19 @@ def holder(path: Path) -> str:
 
 
 @contextmanager
+def _holding(fd: int) -> Iterator[None]:
+    """With the lock on ``fd`` taken: record our pid for whoever waits, release at the end."""
+    assert fcntl is not None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode("ascii"))
+    try:
+        yield
+    finally:
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextmanager
 def file_lock(path: Path, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
     """Hold an exclusive lock on ``path``; if another process holds it, call
     ``on_wait(pid)`` once and block until it is released."""
@@ -38,13 +51,8 @@ def file_lock(path: Path, on_wait: Callable[[str], None] | None = None) -> Itera
             if on_wait is not None:
                 on_wait(holder(path))
             fcntl.flock(fd, fcntl.LOCK_EX)
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode("ascii"))
-        try:
+        with _holding(fd):
             yield
-        finally:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
@@ -62,12 +70,7 @@ def try_file_lock(path: Path) -> Iterator[bool]:
         except BlockingIOError:
             yield False
             return
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode("ascii"))
-        try:
+        with _holding(fd):
             yield True
-        finally:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
