@@ -1,0 +1,263 @@
+"""``POST /slack/commands``: the ``/codecite <question>`` slash command.
+
+Slack signs each request: ``X-Slack-Signature`` is ``v0=`` + HMAC-SHA256 of
+``v0:{timestamp}:{body}`` under the app's signing secret (``[slack]`` in the server
+config). A request is refused (401) unless the signature matches, its timestamp is
+within :data:`MAX_AGE_S` of now, and its signature has not been seen before (a replay).
+The Slack user must be mapped to a codecite user (``[slack.users]``), whose active tokens
+decide what they may read, exactly as for the API.
+
+Slack wants an answer within 3 seconds: the command is acknowledged at once (only the
+asker sees it) and the cited answer is posted to the request's ``response_url`` when it
+is ready, ephemeral unless ``response_type = "in_channel"``: a channel's members may not
+all be allowed to read the code an answer quotes. ``/codecite shop: question`` asks only
+the repository ``shop``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+import httpx
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+
+from ..answer.citations import parse_citations
+from . import routes
+from .app import ServerState, _error_response, _write_audit, error_body
+from .auth import Principal
+from .config import SlackConfig
+from .web.render import abstained
+
+log = logging.getLogger(__name__)
+
+#: Oldest request timestamp accepted, in seconds either way (Slack's own advice).
+MAX_AGE_S = 300
+#: Signatures remembered to refuse replays (they expire with :data:`MAX_AGE_S`).
+MAX_REMEMBERED = 100_000
+#: Answers being prepared at once; more wait their turn.
+WORKERS = 4
+#: Characters of an answer posted to Slack (its messages are cut near 4,000).
+MAX_ANSWER_CHARS = 3_000
+POST_TIMEOUT_S = 10.0
+MARKS = {"verified": "✓", "uncited": "·", "outside": "✗"}
+USAGE = (
+    "Ask about the code: `/codecite how is the loyalty discount computed?` "
+    "(or `/codecite REPO: question` to ask one repository). Answers cite path:lines; "
+    "✓ verified, · not cited, ✗ outside the retrieved context."
+)
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """Slack's request signature (``v0=…``) of ``body`` sent at ``timestamp``."""
+    base = b"v0:" + timestamp.encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+class ReplayGuard:
+    """Signatures seen in the last :data:`MAX_AGE_S` seconds (one server process)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def first_time(self, sig: str, now: float) -> bool:
+        with self._lock:
+            if len(self._seen) > MAX_REMEMBERED // 2:
+                self._seen = {s: t for s, t in self._seen.items() if now - t <= 2 * MAX_AGE_S}
+            if sig in self._seen:
+                return False
+            self._seen[sig] = now
+            return True
+
+
+def check_request(
+    slack: SlackConfig, headers: Any, body: bytes, guard: ReplayGuard, now: float
+) -> str:
+    """Why a request is refused ("" when it is Slack's, fresh and new)."""
+    timestamp = headers.get("x-slack-request-timestamp", "")
+    sent = headers.get("x-slack-signature", "")
+    if not timestamp or not sent:
+        return "missing Slack signature headers"
+    if not timestamp.isdigit() or abs(now - int(timestamp)) > MAX_AGE_S:
+        return "stale request: its timestamp is more than 5 minutes from now"
+    if not hmac.compare_digest(signature(slack.signing_secret, timestamp, body), sent):
+        return "bad Slack signature"
+    if not guard.first_time(sent, now):
+        return "replayed request"
+    return ""
+
+
+def _escape(text: str) -> str:
+    """Text for Slack's mrkdwn: ``&``, ``<`` and ``>`` are its control characters."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _status(citation: dict[str, Any]) -> str:
+    return "verified" if citation.get("verified") else "outside"
+
+
+def _link(slack: SlackConfig, repo: str, path: str, start: int, end: int, text: str) -> str:
+    if not slack.base_url:
+        return f"`{text}`"
+    query = urlencode({"repo": repo, "path": path, "start": start, "end": end})
+    return f"<{slack.base_url}/web/code?{query}|{text}>"
+
+
+def slack_message(slack: SlackConfig, answer: dict[str, Any]) -> str:
+    """The answer as Slack mrkdwn: citations marked ✓/✗ (and linked to the web page's
+    code view when ``base_url`` is set), then the sources, the model and the repository."""
+    repo = str(answer.get("repo", ""))
+    text = _escape(str(answer.get("answer", "")).strip())
+    if len(text) > MAX_ANSWER_CHARS:
+        text = text[:MAX_ANSWER_CHARS].rstrip() + " …"
+    marked, rest = "", text
+    written = parse_citations(text)
+    for (_, start, end, as_written), cited in zip(
+        written, answer.get("citations", []), strict=False
+    ):
+        at = rest.find(as_written)
+        if at < 0:
+            continue
+        link = _link(slack, repo, str(cited["path"]), start, end, as_written)
+        marked += rest[:at] + f"{MARKS[_status(cited)]} {link}"
+        rest = rest[at + len(as_written) :]
+    marked += rest
+    lines = [f"*{_escape(str(answer.get('question', '')))}*"]
+    if answer.get("insufficient"):
+        lines.append(":warning: *Not enough information* in the indexed code to answer this.")
+    lines += [marked, "", "*Sources*"]
+    verified = [c for c in answer.get("citations", []) if c.get("verified")]
+    for s in answer.get("sources", [])[:8]:
+        path, start, end = str(s["path"]), int(s["start_line"]), int(s["end_line"])
+        cited = any(
+            c["path"] == path and c["start_line"] <= end and start <= c["end_line"]
+            for c in verified
+        )
+        where = _link(slack, repo, path, start, end, f"{path}:{start}-{end}")
+        note = "" if cited else " (not cited)"
+        lines.append(f"{MARKS['verified' if cited else 'uncited']} {where}{note}")
+    for c in answer.get("citations", []):
+        if not c.get("verified"):
+            where = f"{c['path']}:{c['start_line']}-{c['end_line']}"
+            lines.append(f"✗ `{_escape(where)}` (cited, but not in the retrieved context)")
+    model = _escape(str(answer.get("llm", "")))
+    by = "no model was asked" if abstained(answer) else f"answered by {model}"
+    lines.append(f"_{_escape(repo)} · {by}_")
+    return "\n".join(lines)
+
+
+def _question(text: str, principal: Principal, names: list[str]) -> tuple[str, list[str] | None]:
+    """(the question, the repositories named by a ``REPO:`` prefix, else None: all)."""
+    first, _, rest = text.strip().partition(" ")
+    if first.endswith(":") and rest.strip():
+        repo = first[:-1]
+        if repo in names and principal.can_read(repo):
+            return rest.strip(), [repo]
+    return text.strip(), None
+
+
+class SlackCommands:
+    """The endpoint's state: replay guard and the pool of answering threads."""
+
+    def __init__(self) -> None:
+        self.guard = ReplayGuard()
+        self.workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="codecite-slack")
+
+    def answer(
+        self,
+        request: Request,
+        principal: Principal,
+        question: str,
+        repos: list[str] | None,
+        response_url: str,
+        started: float,
+    ) -> None:
+        """Answer, post to ``response_url``, write the audit row (runs on a worker)."""
+        server: ServerState = request.app.state.codecite
+        slack = server.config.slack
+        assert slack is not None
+        status = 200
+        try:
+            data = routes.ask(request, routes.AskBody(question=question, repos=repos))
+            assert isinstance(data, dict)
+            payload = {"response_type": slack.response_type, "text": slack_message(slack, data)}
+        except Exception as exc:
+            response = _error_response(exc)
+            status = response.status_code
+            message = json.loads(bytes(response.body))["error"]["message"]
+            payload = {
+                "response_type": "ephemeral",
+                "text": f"codecite could not answer: {message}",
+            }
+        try:
+            httpx.post(response_url, json=payload, timeout=POST_TIMEOUT_S).raise_for_status()
+        except httpx.HTTPError as exc:
+            log.warning("could not post the Slack answer to its response_url: %s", exc)
+            request.state.note.detail = f"slack: the answer could not be posted ({exc})"
+        _write_audit(server, request, principal.user, status, started, request.state.note)
+
+
+def _reply(text: str) -> JSONResponse:
+    return JSONResponse({"response_type": "ephemeral", "text": text})
+
+
+def install_slack(app: FastAPI) -> None:
+    """Add ``POST /slack/commands`` (404 unless ``[slack]`` is configured)."""
+    commands = SlackCommands()
+
+    @app.post("/slack/commands", tags=["slack"])
+    async def slack_command(request: Request) -> Response:
+        """A Slack slash command (form-encoded, signed by Slack)."""
+        started = time.perf_counter()
+        server: ServerState = request.app.state.codecite
+        slack = server.config.slack
+        note = request.state.note
+
+        def refuse(status: int, code: str, message: str, user: str = "-") -> JSONResponse:
+            note.detail = f"slack: {message}"
+            _write_audit(server, request, user, status, started, note)
+            return JSONResponse(error_body(code, message), status)
+
+        if slack is None:
+            return refuse(404, "not_found", "the Slack command is not configured ([slack])")
+        body = await request.body()
+        problem = check_request(slack, request.headers, body, commands.guard, time.time())
+        if problem:
+            server.metrics.denied.labels("slack").inc()
+            return refuse(401, "unauthorized", problem)
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        slack_user, text = form.get("user_id", ""), form.get("text", "")
+        response_url = form.get("response_url", "")
+        if not response_url.startswith(slack.response_url_prefix):
+            return refuse(400, "bad_request", "response_url is not Slack's")
+        user = slack.users.get(slack_user)
+        principal = server.state.principal_for_user(user) if user else None
+        if principal is None:
+            why = (
+                f"your Slack user {slack_user} is not linked to a codecite user"
+                if user is None
+                else f"codecite user {user} has no active token"
+            )
+            refuse(403, "forbidden", why, user or "-")
+            return _reply(f"Sorry, {why}; ask a codecite admin to add you under [slack.users].")
+        if not text.strip() or text.strip().lower() == "help":
+            return _reply(USAGE)
+        if not server.rate.allow(principal.user):
+            refuse(429, "rate_limited", "too many requests", principal.user)
+            return _reply("Too many questions; wait a minute.")
+        question, repos = _question(text, principal, server.pool.names())
+        request.state.principal = principal
+        note.detail = f"slack user {slack_user}"
+        commands.workers.submit(
+            commands.answer, request, principal, question, repos, response_url, started
+        )
+        return _reply(f"Looking into it: _{_escape(question)}_ (the answer follows here).")

@@ -1,0 +1,173 @@
+"""``/web/code``: a citation in its file. The lines around it with line numbers (the
+cited range highlighted by Pygments' classes), the symbol's callers, callees and tests
+from the code graph as links, the index's freshness and a permalink. The file is read
+through the API's own ``/code`` (:func:`..routes.code`), so only indexed files of
+readable repositories are ever shown."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request, Response
+
+from ...errors import CodeciteError
+from .. import routes
+from ..app import ApiError, _error_response
+from .data import audit, freshness_cache
+from .pages import error_message, gate, page
+from .render import code_url, highlight_lines
+from .session import local_path, server_of
+
+router = APIRouter(include_in_schema=False)
+
+#: Lines shown before and after a citation (few before: the cited lines stay in sight
+#: below the page's header, on a phone too).
+CONTEXT_BEFORE = 8
+CONTEXT_AFTER = 20
+
+
+@dataclass(frozen=True)
+class Related:
+    qualname: str
+    location: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Relation:
+    key: str
+    title: str
+    empty: str
+    items: list[Related]
+
+
+RelationName = Literal["callers", "callees", "tests"]
+RELATION_TITLES: dict[RelationName, tuple[str, str]] = {
+    "callers": ("Called by", "Nothing in the index calls it."),
+    "callees": ("Calls", "It calls nothing the index knows."),
+    "tests": ("Tests", "No test in the index exercises it."),
+}
+
+
+def _symbol_at(request: Request, repo: str, path: str, start: int, end: int) -> str:
+    """The narrowest function or class chunk holding the lines (module chunks skipped)."""
+    with server_of(request).pool.using(repo) as index:
+        chunks = [
+            c
+            for c in index.chunks(path)
+            if c.path == path and c.start_line <= start and end <= c.end_line and c.qualname
+        ]
+    chunks = [c for c in chunks if c.kind != "module"] or chunks
+    chunks.sort(key=lambda c: c.end_line - c.start_line)
+    return chunks[0].qualname if chunks else ""
+
+
+def _graph(request: Request, repo: str, path: str, symbol: str, back: str) -> list[Relation]:
+    out = []
+    for relation, (title, empty) in RELATION_TITLES.items():
+        try:
+            found = routes.symbol_relation(request, repo, symbol, relation)
+        except ApiError:
+            found = {"matches": []}
+        matches = found["matches"]
+        here = [m for m in matches if m["symbol"]["path"] == path] or matches[:1]
+        items = [
+            Related(
+                str(c["qualname"]),
+                str(c["citation"]),
+                code_url(
+                    repo, c["path"], c["start_line"], c["end_line"], symbol=c["qualname"], back=back
+                ),
+            )
+            for m in here
+            for c in m[relation]
+        ]
+        out.append(Relation(relation, title, empty, items))
+    return out
+
+
+@router.get("/web/code")
+def code_page(
+    request: Request,
+    repo: str,
+    path: str,
+    start: int = 1,
+    end: int | None = None,
+    symbol: str = "",
+    back: str = "",
+    whole: bool = False,
+) -> Response:
+    """The cited lines in their file: line numbers, the cited range highlighted, the
+    symbol's callers/callees/tests, a permalink."""
+    started = time.perf_counter()
+    principal, instead = gate(request)
+    if principal is None:
+        return instead or Response(status_code=500)
+    server = server_of(request)
+    back = local_path(back) if back else ""
+    start = max(1, start)
+    end = max(start, end or start)
+    try:
+        routes.readable_repos(request, [repo])
+        limit = server.config.limits.max_code_lines
+        last = end + CONTEXT_AFTER
+        first = 1 if (whole or last <= limit) else max(1, start - CONTEXT_BEFORE)
+        data = routes.code(request, repo, path, first, last if not whole else None)
+        total = int(data["total_lines"])
+        if data["lines"] and data["lines"][-1] == "" and data["end_line"] == total:
+            total -= 1  # the newline at the end of the file is not a line
+        if start > total:
+            raise ApiError(404, "not_found", f"{path} has {total} lines now; line {start} is gone")
+        end = min(end, total)
+        shown = highlight_lines(data["lines"], path, str(data["language"]))
+        numbered = list(enumerate(shown, first))[: total - first + 1]
+        if not whole:
+            numbered = [(n, line) for n, line in numbered if n >= start - CONTEXT_BEFORE]
+        symbol = symbol or _symbol_at(request, repo, path, start, end)
+        graph = _graph(request, repo, path, symbol, back) if symbol else []
+    except (ApiError, CodeciteError) as exc:
+        response = _error_response(exc)
+        audit(request, response.status_code, started, "web code view")
+        heading = "Not found" if response.status_code in (403, 404) else "Could not show the code"
+        return page(
+            request,
+            "error.html",
+            response.status_code,
+            heading=heading,
+            message=error_message(response),
+            back=back,
+        )
+    fresh = freshness_cache(request).get(server, repo)
+    note = request.state.note
+    note.repos = [repo]
+    note.results = [f"{repo}:{path}:{numbered[0][0]}-{numbered[-1][0]}"] if numbered else []
+    audit(request, 200, started, "web code view")
+    here = {"repo": repo, "path": path, "start": start, "end": end}
+    permalink = f"{request.base_url}web/code?{urlencode(here)}"
+    whole_url = (
+        f"/web/code?{urlencode({**here, 'symbol': symbol, 'back': back, 'whole': 1})}#L{start}"
+    )
+    return page(
+        request,
+        "code.html",
+        mode="",
+        repo=repo,
+        path=path,
+        start=start,
+        end=end,
+        first=numbered[0][0] if numbered else start,
+        last=numbered[-1][0] if numbered else end,
+        total=total,
+        language=data["language"],
+        lines=numbered,
+        symbol=symbol,
+        graph=graph,
+        back=back,
+        fresh=fresh,
+        file_changed=path in fresh.changed_paths,
+        permalink=permalink,
+        whole_url=whole_url,
+    )
