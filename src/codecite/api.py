@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .answer.answerer import Answer, Answerer, Draft
 from .answer.llm import EXTRACTIVE, LLM, LLMChoice, resolve_llm
@@ -28,6 +28,9 @@ from .store.sqlite import SQLiteStore
 from .store.sqlite_base import DB_NAME, OWN_FILES
 from .types import Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
+
+if TYPE_CHECKING:
+    from .explain import Explanation
 
 T = TypeVar("T")
 
@@ -444,6 +447,18 @@ class Index:
             ids = [e.src if incoming else e.dst for e in edges]
             found = self.store.get_chunks(ids)
             return [(found[i], e.line) for i, e in zip(ids, edges, strict=True) if i in found]
+
+    def explain(self, target: str, llm: str | LLM | LLMChoice | None = None) -> Explanation:
+        """Documentation of one symbol, every statement cited ``path:start-end``:
+        summary, parameters and return value, what it raises and returns early, what it
+        calls, usage examples from its callers, its tests. ``target``: a qualname
+        (``Deal.close``), a name (ambiguous: :class:`AmbiguousSymbolError` lists the
+        candidates), ``path::qualname`` or ``path:line``. ``llm`` None (offline: built
+        from the facts) or as for :meth:`ask` (a model writes the prose, its citations
+        checked). See :mod:`codecite.explain`."""
+        from .explain import explain
+
+        return explain(self, target, llm=llm)
 
     def changed_since_commit(self) -> set[str] | None:
         commit = self.store.get_meta("indexed_commit")

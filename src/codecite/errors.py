@@ -10,7 +10,8 @@ for :class:`Interrupted`)::
     │   ├── ModelMismatchError      index built with another embedding model
     │   ├── IndexCorruptError       index files damaged: rebuild with ``index --full``
     │   ├── IndexOutdatedError      a read-only open found an older format: run ``index``
-    │   └── UnknownBackendError     a name not in a registry (--llm, embedder)
+    │   ├── UnknownBackendError     a name not in a registry (--llm, embedder)
+    │   └── AmbiguousSymbolError    a name matches several definitions; lists them
     ├── IndexFormatError            index written by a newer codecite
     ├── EmbeddingError              the embedding backend failed
     ├── Interrupted                 Ctrl-C while indexing; carries the report (exit 130)
@@ -78,6 +79,16 @@ class IndexOutdatedError(UserError):
 
 class UnknownBackendError(UserError):
     pass
+
+
+class AmbiguousSymbolError(UserError):
+    """A symbol name matches several definitions (like an ambiguous git ref). The
+    message lists them; ``candidates`` holds ``(path, start_line, end_line, qualname,
+    kind)`` of each, sorted, so a caller can offer them as choices."""
+
+    def __init__(self, message: str, candidates: list[tuple[str, int, int, str, str]]) -> None:
+        super().__init__(message)
+        self.candidates = candidates
 
 
 class IndexFormatError(CodeciteError):

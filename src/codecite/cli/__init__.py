@@ -95,4 +95,4 @@ def main() -> None:
 
 
 # Commands register themselves on ``app`` when imported.
-from . import answer, freshness, indexing, mcp, query, serve, tokens  # noqa: E402, F401
+from . import answer, explain, freshness, indexing, mcp, query, serve, tokens  # noqa: E402, F401

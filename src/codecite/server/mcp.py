@@ -1,9 +1,9 @@
 """MCP (Model Context Protocol) tools for coding agents, on the official ``mcp`` SDK (2.x).
 
-:func:`build_mcp` registers eight read-only tools over a :class:`RepoPool`:
+:func:`build_mcp` registers nine read-only tools over a :class:`RepoPool`:
 ``search_code``, ``ask_codebase``, ``read_code``, ``find_callers``, ``find_callees``,
-``find_tests``, ``list_repos`` and ``index_status``. Every result cites code as
-``path:start-end`` (with the repository when the caller can read several).
+``find_tests``, ``list_repos``, ``index_status`` and ``explain_symbol``. Every result
+cites code as ``path:start-end`` (with the repository when the caller can read several).
 
 Access control: every tool call asks ``principal_for_request()`` who is calling and
 touches only the repositories that principal may read. A repository that exists but
@@ -61,7 +61,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..answer.llm import EXTRACTIVE, LLMChoice, resolve_llm
 from ..api import Index, find_index
-from ..errors import CodeciteError, IndexMissingError, UserError
+from ..errors import AmbiguousSymbolError, CodeciteError, IndexMissingError, UserError
 from ..filters import Filters
 from ..scrub import scrub
 from ..store.protocols import ChunkReader, GraphReader
@@ -99,6 +99,7 @@ TOOL_NAMES = (
     "find_tests",
     "list_repos",
     "index_status",
+    "explain_symbol",
 )
 #: Results ``search_code`` returns unless asked for another number.
 DEFAULT_K = 8
@@ -117,8 +118,9 @@ SERVER_INSTRUCTIONS = """\
 codecite answers questions about indexed code repositories. Every result cites code as \
 path:start-end (repository-relative, 1-based, inclusive lines). Start with search_code to \
 locate code; read_code shows exact lines around a hit; find_callers, find_callees and \
-find_tests follow the code graph from a function, method or class; ask_codebase gives a \
-short answer with checked citations; list_repos names the repositories you can query."""
+find_tests follow the code graph from a function, method or class; explain_symbol documents \
+one of them (parameters, raises, usage examples, tests); ask_codebase gives a short answer \
+with checked citations; list_repos names the repositories you can query."""
 
 
 class NoPrincipalError(CodeciteError):
@@ -643,6 +645,20 @@ class CodeTools:
         }
         return ToolOutput("\n".join(rows), data)
 
+    # --- explain_symbol -----------------------------------------------------------
+    def explain_symbol(
+        self, principal: Principal, symbol: str, repo: str | None = None
+    ) -> ToolOutput:
+        """The offline explanation (facts from the index, citations checked): the
+        agent that asks writes its own prose from it."""
+        name = self.pick_repo(principal, repo)
+        with self.pool.using(name) as index:
+            try:
+                explanation = index.explain(symbol)
+            except AmbiguousSymbolError as exc:
+                return _ambiguous_explain(symbol, name, self._where(principal, name), exc)
+        return ToolOutput(explanation.to_markdown(), {"repo": name, **explanation.to_json()})
+
     # --- repositories -----------------------------------------------------------
     def list_repos(self, principal: Principal) -> ToolOutput:
         names = self.readable(principal)
@@ -699,6 +715,23 @@ class CodeTools:
             "deleted": st.deleted[:STALE_LISTED],
         }
         return ToolOutput("\n".join(rows), data)
+
+
+def _ambiguous_explain(symbol: str, repo: str, where: str, exc: AmbiguousSymbolError) -> ToolOutput:
+    rows = [
+        f"{symbol!r} is ambiguous in {repo}{where}: {len(exc.candidates)} definitions. "
+        "Call again with symbol set to one of these (path::qualname):"
+    ]
+    candidates = []
+    for path, start, end, qualname, kind in exc.candidates:
+        rows.append(f"- {path}::{qualname}  ({citation(path, start, end)}, {kind})")
+        candidates.append(
+            {"repo": repo, "symbol": f"{path}::{qualname}", "path": path, "start_line": start,
+             "end_line": end, "citation": citation(path, start, end), "qualname": qualname,
+             "kind": kind}
+        )  # fmt: skip
+    data = {"repo": repo, "symbol": symbol, "ambiguous": True, "candidates": candidates}
+    return ToolOutput("\n".join(rows), data)
 
 
 def _is_indexed(index: Index, rel: str) -> bool:
@@ -770,6 +803,16 @@ DESCRIPTIONS = {
         "arguments of the other tools. Use when a tool asks for a repository or to see what "
         "is available."
     ),
+    "explain_symbol": (
+        "Explain one function, method or class the way its documentation would: a one-line "
+        "summary, parameters and return value with their types, exceptions it raises and "
+        "values it returns early, what it calls, 2-3 real call sites as usage examples and "
+        "the tests that exercise it with their asserting lines; every statement cited "
+        "path:start-end and checked. Use it before changing, reviewing or testing a symbol, "
+        "or to document it; one call instead of read_code + find_callers + find_tests. "
+        "symbol: a name, path::qualname or path:line; an ambiguous name returns the "
+        "candidates to choose from."
+    ),
     "index_status": (
         "How complete and fresh a repository's index is: files, chunks, languages, embedder, "
         "the indexed and current commits, and files changed since indexing. Use when results "
@@ -797,7 +840,7 @@ def build_mcp(
     limits: Limits | None = None,
     name: str = "codecite",
 ) -> MCPServer[Any]:
-    """An MCP server with the eight codecite tools over ``pool``.
+    """An MCP server with the nine codecite tools over ``pool``.
 
     Each call asks ``principal_for_request()`` (in the request's context) who is calling,
     then runs the tool on a worker thread. Errors come back as MCP tool errors
@@ -906,6 +949,19 @@ def build_mcp(
     async def index_status(repo: Repo = None) -> CallToolResult:
         return await call("index_status", lambda p: tools.index_status(p, repo))
 
+    async def explain_symbol(
+        symbol: Annotated[
+            str,
+            Field(
+                description="A function, method or class: qualified name (Order.mark_paid), "
+                "plain name (checkout), path::qualname (shop/tax.py::_round_cents) or "
+                "path:line (shop/orders.py:105)."
+            ),
+        ],
+        repo: Repo = None,
+    ) -> CallToolResult:
+        return await call("explain_symbol", lambda p: tools.explain_symbol(p, symbol, repo))
+
     for fn in (
         search_code,
         ask_codebase,
@@ -915,6 +971,7 @@ def build_mcp(
         find_tests,
         list_repos,
         index_status,
+        explain_symbol,
     ):
         register(fn)
     return server

@@ -18,7 +18,7 @@ from ..answer.answerer import Answer
 from ..answer.llm import EXTRACTIVE, LLMChoice, resolve_llm
 from ..answer.streaming import stream_pieces
 from ..api import RELATIONS
-from ..errors import UserError
+from ..errors import AmbiguousSymbolError, UserError
 from ..filters import Filters
 from ..retrieve.intent import analyse
 from .app import ApiError, AuditNote, ServerState, _error_response, _write_audit, error_body
@@ -306,6 +306,47 @@ def code(
         "total_lines": len(lines),
         "lines": shown,
     }
+
+
+@router.get("/repos/{repo}/symbols/{qualname}/explain", tags=["graph"])
+def symbol_explain(
+    request: Request,
+    repo: str,
+    qualname: str,
+    path: Annotated[str | None, Query(max_length=1000)] = None,
+    llm: Literal["extractive", "default"] = "extractive",
+) -> dict[str, Any]:
+    """A symbol's documentation, every statement cited (``codecite explain``): by
+    qualname or name, ``path`` picking one of several definitions (an ambiguous name
+    is a 409 that lists them). ``llm=default``: the server's model writes the prose
+    from the facts, outside the repository's lock; its citations are checked."""
+    from ..explain import write_prose
+
+    server = _server(request)
+    readable_repos(request, [repo])
+    note = _note(request)
+    note.question = qualname
+    choice = _choice(server, repo, llm)
+    target = f"{path.strip().strip('/')}::{qualname}" if path else qualname
+    try:
+        with server.pool.using(repo) as index:
+            explanation = index.explain(target)
+            max_tokens = index.config.answer_max_tokens
+    except AmbiguousSymbolError as exc:
+        listed = "; ".join(f"{p}:{s} {q} ({k})" for p, s, _, q, k in exc.candidates)
+        message = f"{qualname!r} names {len(exc.candidates)} definitions in {repo}: {listed}"
+        raise ApiError(409, "ambiguous", f"{message}; pass ?path=FILE to pick one") from None
+    except UserError as exc:  # no such symbol (nothing here calls a model)
+        raise ApiError(404, "not_found", str(exc)) from None
+    if choice.llm is not None:
+        write_prose(explanation, choice.llm, max_tokens=max_tokens)
+    s = explanation.symbol
+    note.results = [_location(repo, s.path, s.start_line, explanation.end_line)]
+    note.citations = [
+        _location(repo, c.path, c.start_line, c.end_line) + ("" if c.verified else " (unverified)")
+        for c in explanation.citations
+    ]
+    return {"repo": repo, **explanation.to_json()}
 
 
 @router.get("/repos/{repo}/symbols/{qualname}/{relation}", tags=["graph"])
