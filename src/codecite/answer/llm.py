@@ -147,6 +147,9 @@ class OpenAIChat:
             s.max_retries, s.backoff, s.max_backoff, retry_errors=_RETRY_ERRORS
         )
         self._client: httpx.Client | None = None
+        #: Inside ``with``: one client (its connections) for every call; outside, each
+        #: call opens and closes its own, so a forgotten object leaks no socket.
+        self._entered = False
 
     @property
     def url(self) -> str:
@@ -164,9 +167,11 @@ class OpenAIChat:
             self._client = None
 
     def __enter__(self) -> OpenAIChat:
+        self._entered = True
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._entered = False
         self.close()
 
     def complete(
@@ -185,7 +190,12 @@ class OpenAIChat:
             "temperature": temperature,
             "stream": on_token is not None,
         }
-        response = self._send(payload)
+        try:
+            response = self._send(payload)
+        except BaseException:
+            if not self._entered:
+                self.close()
+            raise
         try:
             if is_html(response):
                 response.read()
@@ -202,6 +212,8 @@ class OpenAIChat:
             raise self._cut(0, exc) from None
         finally:
             response.close()
+            if not self._entered:
+                self.close()
 
     def _send(self, payload: dict[str, Any]) -> httpx.Response:
         """A 2xx response (its body not read yet), after retries, or an error."""
