@@ -1,0 +1,327 @@
+"""The tools' results: text for the model and the same facts as JSON for programs.
+
+Every function here only formats what :class:`~.tools.CodeTools` found; none reads an
+index or checks access."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ...answer.llm import EXTRACTIVE
+from ...types import Chunk
+
+if TYPE_CHECKING:
+    from ...answer.answerer import Answer
+    from ...api import IndexStatus
+    from ...errors import AmbiguousSymbolError
+    from ..repos import RepoHit
+    from .symbols import Definition, Neighbour
+
+#: Lines of each hit's code shown in ``search_code``'s text (the rest: ``read_code``).
+HIT_LINES = 60
+#: Stale file names listed by ``index_status`` (the counts are always complete).
+STALE_LISTED = 20
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns: text for the model, the same facts as JSON for programs."""
+
+    text: str
+    data: dict[str, Any]
+
+
+class Span(Protocol):
+    """Anything that covers lines of a file (a chunk, a citation, a definition)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+
+
+def citation(path: str, start: int, end: int) -> str:
+    return f"{path}:{start}-{end}"
+
+
+def cite(span: Span) -> str:
+    """``span`` as ``path:start-end``."""
+    return citation(span.path, span.start_line, span.end_line)
+
+
+def chunk_json(chunk: Chunk, repo: str) -> dict[str, Any]:
+    return {
+        "repo": repo,
+        "path": chunk.path,
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "citation": cite(chunk),
+        "name": chunk.name,
+        "qualname": chunk.qualname,
+        "kind": chunk.kind,
+        "language": chunk.language,
+    }
+
+
+def label(chunk: Chunk) -> str:
+    what = chunk.qualname or chunk.name or chunk.path
+    return f"{chunk.kind} {what}" if chunk.kind else what
+
+
+def fence(code: str, language: str, max_lines: int) -> str:
+    lines = code.split("\n")
+    shown = "\n".join(lines[:max_lines])
+    more = len(lines) - max_lines
+    tail = f"\n… {more} more lines (read_code shows them)" if more > 0 else ""
+    ticks = "````" if "```" in shown else "```"
+    return f"{ticks}{language}\n{shown}\n{ticks}{tail}"
+
+
+def line_of(chunk: Chunk, line: int) -> str:
+    """The text of ``line`` (a file line number) inside ``chunk``, if it holds it."""
+    lines = chunk.content.split("\n")
+    index = line - chunk.start_line
+    return lines[index].strip() if 0 <= index < len(lines) and chunk.kind != "class" else ""
+
+
+# --- search_code -------------------------------------------------------------------------
+
+
+def hits_output(query: str, hits: list[RepoHit], several: bool) -> ToolOutput:
+    """``search_code``'s result; ``several``: name each hit's repository."""
+    return ToolOutput(_hits_text(query, hits, several), _hits_json(query, hits))
+
+
+def _hits_text(query: str, hits: list[RepoHit], several: bool) -> str:
+    if not hits:
+        return (
+            f"No indexed code matches {query!r}. Try other words (names of functions, "
+            "files or concepts), fewer filters, or list_repos / index_status."
+        )
+    out = [f"{len(hits)} results for {query!r} (best first):"]
+    for rank, item in enumerate(hits, 1):
+        c = item.hit.chunk
+        where = f" [{item.repo}]" if several else ""
+        why = f" — {item.hit.why}" if item.hit.why else ""
+        out.append(f"\n{rank}. {cite(c)}{where} {label(c)} ({c.language}){why}")
+        out.append(fence(c.content, c.language, HIT_LINES))
+    return "\n".join(out)
+
+
+def _hits_json(query: str, hits: list[RepoHit]) -> dict[str, Any]:
+    results = []
+    for item in hits:
+        data = chunk_json(item.hit.chunk, item.repo)
+        data.update(
+            score=round(item.score, 6),
+            source=item.hit.source,
+            why=item.hit.why,
+            content=item.hit.chunk.content,
+        )
+        results.append(data)
+    return {"query": query, "results": results}
+
+
+# --- ask_codebase ------------------------------------------------------------------------
+
+
+def answer_output(repo: str, where: str, question: str, answer: Answer) -> ToolOutput:
+    """``ask_codebase``'s result; ``where``: `` [repo]`` or nothing."""
+    data = {
+        "repo": repo,
+        "question": question,
+        "answer": answer.answer,
+        "citations": [{**c.to_json(), "citation": cite(c)} for c in answer.citations],
+        "sources": [chunk_json(h.chunk, repo) for h in answer.sources],
+        "insufficient": answer.insufficient,
+        "llm": answer.llm,
+        "flags": list(answer.flags),
+    }
+    return ToolOutput(_answer_text(where, answer), data)
+
+
+def _answer_text(where: str, answer: Answer) -> str:
+    lines = [answer.answer.strip()]
+    if answer.citations:
+        lines.append("\nCitations:")
+        for c in answer.citations:
+            state = "verified" if c.verified else "NOT in the retrieved code"
+            lines.append(f"- {cite(c)} ({state})")
+    if answer.sources:
+        lines.append(f"\nSources{where}:")
+        lines += [f"- {cite(hit.chunk)} {label(hit.chunk)}" for hit in answer.sources]
+    if answer.flags:
+        lines.append("\nFlags: " + "; ".join(answer.flags))
+    if answer.llm in ("", EXTRACTIVE):
+        mode = "extractive answer: quotes and graph facts from the code, no model"
+    else:
+        mode = f"answered by {answer.llm}"
+    if answer.insufficient:
+        mode += "; the index does not hold enough to answer this well"
+    lines.append(f"\n({mode})")
+    return "\n".join(lines)
+
+
+# --- read_code ---------------------------------------------------------------------------
+
+
+def lines_output(
+    repo: str, where: str, rel: str, lines: list[str], start: int, last: int, cap: int | None
+) -> ToolOutput:
+    """``read_code``'s result: ``lines[start-1:last]`` of the file ``rel`` numbered;
+    ``cap``: the line limit that cut the range, None when it was not cut."""
+    note = ""
+    if cap is not None:
+        note = f"\n… cut at {cap} lines (the limit); read on with start_line={last + 1}"
+    shown = lines[start - 1 : last]
+    width = len(str(last))
+    body = "\n".join(f"{n:>{width}}  {line.rstrip(chr(13))}" for n, line in enumerate(shown, start))
+    cited = citation(rel, start, last)
+    header = f"{cited}{where} ({len(lines)} lines in the file)"
+    data = {
+        "repo": repo,
+        "path": rel,
+        "start_line": start,
+        "end_line": last,
+        "citation": cited,
+        "total_lines": len(lines),
+        "truncated": bool(note),
+        "content": "\n".join(shown),
+    }
+    return ToolOutput(f"{header}\n{body}{note}", data)
+
+
+# --- find_callers / find_callees / find_tests ----------------------------------------------
+
+
+def graph_output(
+    repo: str, where: str, symbol: str, target: Definition, what: str, found: list[Neighbour]
+) -> ToolOutput:
+    """The ``what`` (callers, callees, tests) of ``target``, the definition ``symbol``
+    names."""
+    data = {
+        "repo": repo,
+        "symbol": symbol,
+        "definition": target.to_json(repo),
+        what: [
+            {**chunk_json(n.chunk, repo), "lines": list(n.lines), "is_test": n.is_test}
+            for n in found
+        ],
+    }
+    return ToolOutput(_graph_text(where, target, what, found), data)
+
+
+def _graph_text(where: str, target: Definition, what: str, found: list[Neighbour]) -> str:
+    head = f"{what.capitalize()} of {target.qualname} ({target.citation}){where}"
+    if not found:
+        text = f"{head}: none found in the index."
+        if what == "tests":
+            text += " No indexed test calls it directly; search_code may find indirect tests."
+        return text
+    rows = [f"{head}: {len(found)}"]
+    for n in found:
+        c = n.chunk
+        test = ", test" if n.is_test or what == "tests" else ""
+        row = f"- {cite(c)} {label(c)}{test}"
+        if n.lines:
+            at = {"callers": "calls it at", "callees": "called at"}.get(what, "at")
+            row += f" — {at} line {', '.join(map(str, n.lines))}"
+            code = line_of(c, n.lines[0]) if what != "callees" else ""
+            if code:
+                row += f": `{code}`"
+        rows.append(row)
+    return "\n".join(rows)
+
+
+def ambiguous_definitions(
+    symbol: str, repo: str, where: str, definitions: list[Definition]
+) -> ToolOutput:
+    """The candidates when ``symbol`` names several definitions (the graph tools)."""
+    candidates = [{**d.to_json(repo), "symbol": f"{d.path}::{d.qualname}"} for d in definitions]
+    return _ambiguous(symbol, repo, where, candidates)
+
+
+def ambiguous_explain(symbol: str, repo: str, where: str, exc: AmbiguousSymbolError) -> ToolOutput:
+    """The candidates when ``symbol`` names several definitions (``explain_symbol``)."""
+    candidates = [
+        {"repo": repo, "symbol": f"{path}::{qualname}", "path": path, "start_line": start,
+         "end_line": end, "citation": citation(path, start, end), "qualname": qualname,
+         "kind": kind}
+        for path, start, end, qualname, kind in exc.candidates
+    ]  # fmt: skip
+    return _ambiguous(symbol, repo, where, candidates)
+
+
+def _ambiguous(symbol: str, repo: str, where: str, candidates: list[dict[str, Any]]) -> ToolOutput:
+    rows = [
+        f"{symbol!r} is ambiguous in {repo}{where}: {len(candidates)} definitions. "
+        "Call again with symbol set to one of these (path::qualname):"
+    ]
+    rows += [f"- {c['symbol']}  ({c['citation']}, {c['kind']})" for c in candidates]
+    data = {"repo": repo, "symbol": symbol, "ambiguous": True, "candidates": candidates}
+    return ToolOutput("\n".join(rows), data)
+
+
+# --- list_repos / index_status ---------------------------------------------------------------
+
+
+def repos_output(repos: list[dict[str, Any]]) -> ToolOutput:
+    """``list_repos``'s result: ``repos`` as ``{"name", "indexed"}``."""
+    if not repos:
+        return ToolOutput("No repositories are available to you.", {"repos": []})
+    rows = [f"{len(repos)} {'repository' if len(repos) == 1 else 'repositories'}:"]
+    rows += [f"- {r['name']}" + ("" if r["indexed"] else " (not indexed yet)") for r in repos]
+    return ToolOutput("\n".join(rows), {"repos": repos})
+
+
+def status_output(repo: str, st: IndexStatus) -> ToolOutput:
+    """``index_status``'s result."""
+    data = {
+        "repo": repo,
+        "files": st.files,
+        "chunks": st.chunks,
+        "vectors": st.vectors,
+        "edges": st.edges,
+        "embedder": st.embedder,
+        "embedded_fraction": round(st.embedded_fraction, 4),
+        "indexed_commit": st.indexed_commit,
+        "head_commit": st.head_commit,
+        "files_by_language": st.files_by_language,
+        "chunks_by_kind": st.chunks_by_kind,
+        "edges_by_kind": st.edges_by_kind,
+        "stale_files": st.stale_files,
+        "added": st.added[:STALE_LISTED],
+        "modified": st.modified[:STALE_LISTED],
+        "deleted": st.deleted[:STALE_LISTED],
+    }
+    return ToolOutput(_status_text(repo, st), data)
+
+
+def _status_text(repo: str, st: IndexStatus) -> str:
+    languages = ", ".join(f"{k} {v}" for k, v in sorted(st.files_by_language.items()))
+    fresh = (
+        "up to date with the files"
+        if not st.stale_files
+        else f"{st.stale_files} files changed since indexing "
+        f"({len(st.added)} added, {len(st.modified)} modified, {len(st.deleted)} deleted)"
+    )
+    rows = [
+        f"{repo}: {st.files} files, {st.chunks} chunks, {st.edges} graph edges; {fresh}.",
+        f"Languages: {languages or 'none'}.",
+        f"Embedder: {st.embedder or 'none'} ({st.embedded_fraction:.0%} of chunks embedded).",
+    ]
+    if st.indexed_commit or st.head_commit:
+        same = st.indexed_commit == st.head_commit
+        rows.append(
+            f"Indexed commit {st.indexed_commit[:12] or '-'}, current commit "
+            f"{st.head_commit[:12] or '-'}" + (" (same)." if same else ".")
+        )
+    stale = [*st.added, *st.modified, *st.deleted]
+    if stale:
+        listed = ", ".join(stale[:STALE_LISTED])
+        more = f" and {len(stale) - STALE_LISTED} more" if len(stale) > STALE_LISTED else ""
+        rows.append(f"Changed: {listed}{more}.")
+    return "\n".join(rows)

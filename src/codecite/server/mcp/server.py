@@ -1,0 +1,196 @@
+"""The MCP server: :func:`build_mcp` registers the nine tools of :class:`CodeTools`
+with the SDK, each asking who is calling and running on a worker thread."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from ...errors import CodeciteError, UserError
+from ..auth import Principal
+from ..config import Limits
+from ..repos import RepoPool
+from .descriptions import DESCRIPTIONS, READ_ONLY, SERVER_INSTRUCTIONS, Repo, Symbol
+from .results import ToolOutput
+from .tools import DEFAULT_K, CodeTools
+
+log = logging.getLogger(__name__)
+
+
+def build_mcp(
+    pool: RepoPool,
+    principal_for_request: Callable[[], Principal],
+    *,
+    limits: Limits | None = None,
+    name: str = "codecite",
+) -> MCPServer[Any]:
+    """An MCP server with the nine codecite tools over ``pool``.
+
+    Each call asks ``principal_for_request()`` (in the request's context) who is calling,
+    then runs the tool on a worker thread. Errors come back as MCP tool errors
+    (``isError``) with a short message, never a traceback: a :class:`UserError`'s text,
+    or "internal error" (the traceback goes to this process's log)."""
+    server = _new_server(name)
+    handlers = ToolHandlers(CodeTools(pool, limits), principal_for_request)
+    for fn in handlers.all():
+        server.add_tool(
+            fn,
+            description=DESCRIPTIONS[fn.__name__],
+            annotations=READ_ONLY,
+            structured_output=False,
+        )
+    return server
+
+
+def _new_server(name: str) -> MCPServer[Any]:
+    # MCPServer() calls logging.basicConfig (a rich handler on the root logger) when
+    # the root logger has no handler yet; the host process owns its logging, so a
+    # placeholder handler keeps that call from doing anything.
+    root = logging.getLogger()
+    placeholder = None if root.handlers else logging.NullHandler()
+    if placeholder is not None:
+        root.addHandler(placeholder)
+    try:
+        return MCPServer(name, instructions=SERVER_INSTRUCTIONS, log_level="WARNING")
+    finally:
+        if placeholder is not None:
+            root.removeHandler(placeholder)
+
+
+def _result(output: ToolOutput) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=output.text)], structured_content=output.data
+    )
+
+
+def _error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+class ToolHandlers:
+    """The tools as the SDK registers them: each method's name is a tool's name and its
+    parameters (with their descriptions) the tool's input schema."""
+
+    def __init__(self, tools: CodeTools, principal_for_request: Callable[[], Principal]) -> None:
+        self.tools = tools
+        self.principal_for_request = principal_for_request
+
+    def all(self) -> tuple[Callable[..., Awaitable[CallToolResult]], ...]:
+        """The tools, in the order of :data:`TOOL_NAMES`."""
+        return (
+            self.search_code,
+            self.ask_codebase,
+            self.read_code,
+            self.find_callers,
+            self.find_callees,
+            self.find_tests,
+            self.list_repos,
+            self.index_status,
+            self.explain_symbol,
+        )
+
+    async def _call(self, tool: str, work: Callable[[Principal], ToolOutput]) -> CallToolResult:
+        try:
+            principal = self.principal_for_request()
+        except CodeciteError as exc:
+            return _error(str(exc))
+        except Exception:
+            log.exception("%s: who is calling could not be found", tool)
+            return _error("internal error: who is calling could not be found")
+        try:
+            output = await anyio.to_thread.run_sync(work, principal)
+        except UserError as exc:
+            return _error(str(exc))
+        except CodeciteError as exc:
+            log.warning("%s failed: %s", tool, exc)
+            return _error(f"{tool} failed: {exc}")
+        except Exception:
+            log.exception("%s failed", tool)
+            return _error(f"internal error in {tool}; the server's log has the details")
+        return _result(output)
+
+    async def search_code(
+        self,
+        query: Annotated[
+            str, Field(description="What to look for, in plain words or identifiers.")
+        ],
+        repos: Annotated[
+            list[str] | str | None,
+            Field(description="Only these repositories (default: all you can read)."),
+        ] = None,
+        k: Annotated[int, Field(description="How many results (default 8).")] = DEFAULT_K,
+        language: Annotated[
+            str | None, Field(description="Only these languages, comma-separated: python, ts, go…")
+        ] = None,
+        path: Annotated[
+            str | None, Field(description="Only paths matching this glob: src/**, *.ts, billing/")
+        ] = None,
+        kind: Annotated[
+            str | None,
+            Field(description="Only these chunk kinds, comma-separated: function, method, class…"),
+        ] = None,
+    ) -> CallToolResult:
+        return await self._call(
+            "search_code",
+            lambda p: self.tools.search_code(p, query, repos, k, language, path, kind),
+        )
+
+    async def ask_codebase(
+        self,
+        question: Annotated[str, Field(description="The question, in plain words.")],
+        repo: Repo = None,
+    ) -> CallToolResult:
+        return await self._call(
+            "ask_codebase", lambda p: self.tools.ask_codebase(p, question, repo)
+        )
+
+    async def read_code(
+        self,
+        path: Annotated[str, Field(description="Repository-relative file path, as in a citation.")],
+        start_line: Annotated[int, Field(description="First line (1-based).")] = 1,
+        end_line: Annotated[
+            int | None,
+            Field(description="Last line, inclusive (default: the end, up to the limit)."),
+        ] = None,
+        repo: Repo = None,
+    ) -> CallToolResult:
+        return await self._call(
+            "read_code", lambda p: self.tools.read_code(p, path, start_line, end_line, repo)
+        )
+
+    async def find_callers(self, symbol: Symbol, repo: Repo = None) -> CallToolResult:
+        return await self._call("find_callers", lambda p: self.tools.find_callers(p, symbol, repo))
+
+    async def find_callees(self, symbol: Symbol, repo: Repo = None) -> CallToolResult:
+        return await self._call("find_callees", lambda p: self.tools.find_callees(p, symbol, repo))
+
+    async def find_tests(self, symbol: Symbol, repo: Repo = None) -> CallToolResult:
+        return await self._call("find_tests", lambda p: self.tools.find_tests(p, symbol, repo))
+
+    async def list_repos(self) -> CallToolResult:
+        return await self._call("list_repos", self.tools.list_repos)
+
+    async def index_status(self, repo: Repo = None) -> CallToolResult:
+        return await self._call("index_status", lambda p: self.tools.index_status(p, repo))
+
+    async def explain_symbol(
+        self,
+        symbol: Annotated[
+            str,
+            Field(
+                description="A function, method or class: qualified name (Order.mark_paid), "
+                "plain name (checkout), path::qualname (shop/tax.py::_round_cents) or "
+                "path:line (shop/orders.py:105)."
+            ),
+        ],
+        repo: Repo = None,
+    ) -> CallToolResult:
+        return await self._call(
+            "explain_symbol", lambda p: self.tools.explain_symbol(p, symbol, repo)
+        )
