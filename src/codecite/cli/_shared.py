@@ -85,6 +85,11 @@ def emit_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
 
 
+#: The optional repository argument of query commands.
+RepoArg = Annotated[
+    Path | None,
+    typer.Argument(help="Repository (default: the nearest index above the current folder)."),
+]
 KOpt = Annotated[int, typer.Option("-k", "--top", min=1, max=MAX_K, help="Number of results.")]
 LangOpt = Annotated[
     list[str] | None,

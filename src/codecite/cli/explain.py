@@ -16,7 +16,17 @@ from ..api import open_existing
 from ..docs import INDEX_PAGE, write_docs
 from ..errors import PathError
 from ..explain import Explanation
-from ._shared import IndexOpt, JsonOpt, app, emit_json, err, open_for_query, out, progress_bar
+from ._shared import (
+    IndexOpt,
+    JsonOpt,
+    RepoArg,
+    app,
+    emit_json,
+    err,
+    open_for_query,
+    out,
+    progress_bar,
+)
 
 #: Control characters shown as ``\xNN`` in the terminal (newline and tab are kept).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -31,10 +41,7 @@ def explain(
             "path::qualname, or path:line."
         ),
     ],
-    path: Annotated[
-        Path | None,
-        typer.Argument(help="Repository (default: the nearest index above the current folder)."),
-    ] = None,
+    path: RepoArg = None,
     index_dir: IndexOpt = None,
     llm: Annotated[
         str | None,

@@ -3,21 +3,13 @@ over stdio, for one local repository. Stdout carries only the MCP protocol."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
-import typer
-
 from ..errors import UserError
-from ._shared import IndexOpt, app, open_for_query
+from ._shared import IndexOpt, RepoArg, app, open_for_query
 
 
 @app.command(name="mcp")
 def mcp_command(
-    path: Annotated[
-        Path | None,
-        typer.Argument(help="Repository (default: the nearest index above the current folder)."),
-    ] = None,
+    path: RepoArg = None,
     index_dir: IndexOpt = None,
 ) -> None:
     """Serve a repository's index to a coding agent over MCP (stdio).

@@ -28,6 +28,7 @@ from ._shared import (
     NoExpandOpt,
     NoRerankOpt,
     PathOpt,
+    RepoArg,
     app,
     emit_json,
     open_for_query,
@@ -51,10 +52,7 @@ class SearchOptions:
 @app.command()
 def search(
     query: Annotated[str | None, typer.Argument(help="What to look for, in plain words.")] = None,
-    path: Annotated[
-        Path | None,
-        typer.Argument(help="Repository (default: the nearest index above the current folder)."),
-    ] = None,
+    path: RepoArg = None,
     index_dir: IndexOpt = None,
     k: KOpt = 10,
     lang: LangOpt = None,
