@@ -60,3 +60,52 @@ def run_cli(
         proc.stdout.decode("utf-8", "replace"),
         proc.stderr.decode("utf-8", "replace"),
     )
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """``codecite serve --config CONFIG --port PORT`` in its own process, once it answers
+    ``/healthz`` (its output goes to ``log``, shown when it fails to start)."""
+    import os
+    import sys
+    import time
+
+    import httpx
+
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "codecite",
+                "serve",
+                "--config",
+                str(config),
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ),
+        )
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited: {log.read_text()}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError(f"server did not start: {log.read_text()}")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from repos import free_port
 
 pytest.importorskip("langchain_core")
 
@@ -196,13 +196,6 @@ def server(shop: Path) -> Iterator[SearchServer]:
     srv = SearchServer(shop)
     yield srv
     srv.close()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def citations(docs: list[Document]) -> list[str]:

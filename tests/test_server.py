@@ -10,11 +10,8 @@ prompt sent to the LLM, or an audit row's result list.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 from llm_server import ChatServer, Reply, running_chat_server
-from repos import make_git_repo, run_cli
+from repos import free_port, make_git_repo, run_cli, start_server
 
 import codecite
 
@@ -39,12 +36,6 @@ VAULT = {
         "    return [zebra_launch_code(s) for s in stations]\n"
     ),
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -70,38 +61,6 @@ def make_token(config: Path, user: str, *args: str) -> str:
     proc = run_cli("token", "create", user, "--config", str(config), *args)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip().splitlines()[-1]
-
-
-def start_server(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "codecite",
-                "serve",
-                "--config",
-                str(config),
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=dict(os.environ),
-        )
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited: {log.read_text()}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError(f"server did not start: {log.read_text()}")
 
 
 @pytest.fixture(scope="module")

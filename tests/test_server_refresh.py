@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from repos import git, make_git_repo
-from test_server import free_port, make_token, start_server
+from repos import free_port, git, make_git_repo, start_server
+from test_server import make_token
 
 import codecite
 from codecite.server.config import RepoConfig

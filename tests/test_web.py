@@ -18,8 +18,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from llm_server import ChatServer, Reply, running_chat_server
-from repos import make_git_repo
+from repos import free_port, make_git_repo, start_server
 
 import codecite
 from codecite.server.state import StateStore
@@ -66,14 +64,6 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def chromium_path() -> str | None:
     """The system's Chromium (``$CODECITE_CHROMIUM`` first)."""
     for candidate in (
@@ -102,27 +92,6 @@ class Server:
     def audit(self, user: str | None = None) -> list[Any]:
         with StateStore(self.state) as store:
             return store.audit_rows(user=user)
-
-
-def _start(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        command = ["serve", "--config", str(config), "--port", str(port), "--log-level", "warning"]
-        process = subprocess.Popen(
-            [sys.executable, "-m", "codecite", *command],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited: {log.read_text()}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError(f"server did not start: {log.read_text()}")
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +123,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 "bob": store.create_token("bob", ["vault"]),
             }
         port = free_port()
-        process = _start(config, port, root / "server.log")
+        process = start_server(config, port, root / "server.log")
         try:
             yield Server(
                 f"http://127.0.0.1:{port}", root, chat, tokens, root / "state.db", process, shots
