@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
+from .config import Config
+from .errors import UserError
+from .indexer import Indexer
+from .store.sqlite import SQLiteStore
 from .walk import file_digest
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -98,4 +106,104 @@ def check(root: Path, known: list[tuple[str, int, int, str]]) -> Freshness:
     return Freshness(changed, deleted, check_ms=round((time.perf_counter() - started) * 1000, 3))
 
 
-__all__ = ["Freshness", "changed_files", "check", "known_files"]
+class Tracker:
+    """Query-time freshness of one open index: which files changed, re-indexing them
+    inline, and how often every file is checked (per ``refresh_interval``)."""
+
+    def __init__(
+        self, store: SQLiteStore, root: Path, config: Config, repo: Callable[[], str]
+    ) -> None:
+        self.store, self.root, self.config, self.repo = store, root, config, repo
+        self._known: tuple[int, list[tuple[str, int, int, str]]] | None = None
+        self._last_fresh: Freshness | None = None
+        self._last_checked = 0.0
+        self.dir = store.dir
+
+    def fresh(
+        self, run: Callable[[], T], paths_of: Callable[[T], Iterable[str]]
+    ) -> tuple[T, Freshness]:
+        """``run()`` (a search) with query-time freshness. Every indexed file is checked
+        in a thread *while* ``run()`` runs (the first query of a process overlaps it with
+        loading the model and vectors), at most once per ``refresh_interval`` seconds on
+        this object; between two such checks only the files of the results
+        (``paths_of(result)``) are checked, which costs microseconds. Changed files are
+        re-indexed (up to ``refresh_max_files``) and ``run()`` runs again; beyond that,
+        or when the index cannot be written, they are reported ``stale``."""
+        if not self.config.refresh:
+            return run(), Freshness()
+        now = time.monotonic()
+        last = self._last_fresh
+        known = self._known_files()
+        if last is not None and now - self._last_checked < self.config.refresh_interval:
+            result = run()
+            wanted = set(paths_of(result))
+            fresh = check(self.root, [row for row in known if row[0] in wanted])
+            fresh.stale = sorted({*last.stale, *fresh.stale})
+        else:
+            with ThreadPoolExecutor(1, thread_name_prefix="codecite-fresh") as pool:
+                checking = pool.submit(check, self.root, known)
+                result = run()
+                fresh = checking.result()
+            self._last_checked = now
+        if fresh.paths:
+            self._apply(fresh)
+            if fresh.refreshed:
+                result = run()
+        if fresh.stale or last is None or now == self._last_checked:
+            self._last_fresh = fresh
+        return result, fresh
+
+    def _known_files(self) -> list[tuple[str, int, int, str]]:
+        """The indexed files' stat and hash, cached until the store changes."""
+        generation = self.store.generation()
+        if self._known is None or self._known[0] != generation:
+            with self.store.reporting_damage():
+                self._known = (generation, known_files(self.store.files()))
+        return self._known[1]
+
+    def refresh(self, max_files: int | None = None) -> Freshness:
+        """Find indexed files changed on disk and re-index up to ``max_files`` of them
+        (default ``refresh_max_files``) now: keyword index and graph, no embedding.
+        Beyond the limit — or when the index cannot be written (another user's, a
+        read-only mount) or another process is writing it — nothing is re-indexed and
+        the changed files are reported ``stale``."""
+        fresh = check(self.root, self._known_files())
+        if fresh.paths:
+            self._apply(fresh, max_files)
+        return fresh
+
+    def _apply(self, fresh: Freshness, max_files: int | None = None) -> None:
+        paths = fresh.paths
+        limit = self.config.refresh_max_files if max_files is None else max_files
+        if len(paths) > limit:
+            fresh.stale = paths
+            fresh.reason = f"{len(paths)} changed files, over the limit of {limit}"
+            return
+        started = time.perf_counter()
+        fresh.reason = self._refresh_paths(paths)
+        self._known = None  # our own writes do not move the generation of our connection
+        fresh.refresh_ms = round((time.perf_counter() - started) * 1000, 3)
+        if fresh.reason:
+            fresh.stale = paths
+        else:
+            fresh.refreshed = paths
+
+    def _refresh_paths(self, paths: list[str]) -> str:
+        """Re-index ``paths`` under the writer lock; "" when done, else why not."""
+        try:
+            store = SQLiteStore(self.dir, create=False) if self.store.readonly else self.store
+        except UserError as exc:  # a read-only folder, say
+            return f"the index cannot be written here ({exc})"
+        try:
+            with store.try_writer_lock() as held:
+                if not held:
+                    return "another codecite process is writing the index"
+                with store.reporting_damage():
+                    Indexer(store, self.root, self.config, self.repo()).refresh(paths)
+            return ""
+        finally:
+            if store is not self.store:
+                store.close()
+
+
+__all__ = ["Freshness", "Tracker", "changed_files", "check", "known_files"]
