@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -106,6 +107,23 @@ def run_workers(
         for source, known in items:
             yield process_file(source, known, repo, config)
         return
-    ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    with ctx.Pool(workers) as pool:
+    with _context().Pool(workers, initializer=_worker_init) as pool:
         yield from pool.imap_unordered(partial(_work, repo, config), items, chunksize=8)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """Workers start from a fork server: forking this process itself is unsafe once it
+    has threads (a server's request threads, the embedding model's, a test run's), since
+    a lock one of them held stays locked in the child for ever (seen: a worker hung in
+    ``re.compile``). The server preloads the parse stage, so workers start fast."""
+    if os.name != "posix":
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["codecite.parsing"])
+    return ctx
+
+
+def _worker_init() -> None:
+    """Ctrl-C reaches the whole process group: the parent decides what stops (and
+    terminates the pool); a worker must not die half-way through a task."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
