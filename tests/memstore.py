@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from codecite.filters import Filters, path_matches
-from codecite.store.protocols import KeywordWeights, VectorRows
+from codecite.store.protocols import KeywordWeights, Tier, VectorRows
 from codecite.tokens import keyword_row
 from codecite.types import Chunk, Edge
 
@@ -223,14 +223,15 @@ class MemoryStore:
         return len(self._postings.get(term, ()))
 
     # --- VectorSource ------------------------------------------------------------
-    def vector_count(self) -> int:
-        return len(self._vector_ids)
+    def vector_count(self, tier: Tier = "model") -> int:
+        return len(self._vector_ids) if tier == "model" else 0
 
     def generation(self) -> int:
         return 0  # never changes: nothing else writes to it
 
-    def vector_rows(self) -> VectorRows | None:
-        if not self._vector_ids:
+    def vector_rows(self, tier: Tier = "model") -> VectorRows | None:
+        """The model tier's vectors; this store holds no static tier."""
+        if tier != "model" or not self._vector_ids:
             return None
         chunks = [self._chunks[i] for i in self._vector_ids]
         return VectorRows(

@@ -91,6 +91,19 @@ def m001_create_tables(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_create_tables]
+def m002_static_vectors(conn: sqlite3.Connection) -> None:
+    """The static vector tier (issue 15): same shape as ``vectors``, its own table."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE static_vectors (
+            chunk_id TEXT PRIMARY KEY, content_hash TEXT NOT NULL, vec BLOB NOT NULL
+        );
+        CREATE INDEX static_vectors_content_hash ON static_vectors(content_hash);
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_create_tables, m002_static_vectors]
 #: The format version an index written by this code has.
 FORMAT_VERSION = len(MIGRATIONS)

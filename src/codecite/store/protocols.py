@@ -23,6 +23,14 @@ from ..types import Chunk, Definition, Edge, Import, Reference
 #: Relative weights of the symbol, path and body texts in keyword ranking.
 KeywordWeights = tuple[float, float, float]
 
+#: The two vector tiers (issue 15): ``static`` vectors (a weighted mean of static token
+#: vectors distilled from the bundled model; thousands of chunks a second, built right
+#: after the keyword index) and ``model`` vectors (the configured embedder; minutes).
+#: Each tier is stored, counted, exported and searched on its own; models never mix
+#: within a tier.
+Tier = Literal["model", "static"]
+TIERS: tuple[Tier, ...] = ("model", "static")
+
 
 @dataclass(frozen=True)
 class VectorRows:
@@ -101,15 +109,15 @@ class KeywordIndex(Protocol):
 class VectorSource(Protocol):
     """The stored chunk vectors."""
 
-    def vector_count(self) -> int: ...
+    def vector_count(self, tier: Tier = "model") -> int: ...
     def generation(self) -> int:
         """A number that changes whenever another process commits to the store (a
         re-index running beside a server): loaded vectors are then reloaded."""
         ...
 
-    def vector_rows(self) -> VectorRows | None:
-        """All vectors (None when there are none), as fresh as the store can give them:
-        an index still embedding is searched with what it has so far."""
+    def vector_rows(self, tier: Tier = "model") -> VectorRows | None:
+        """All vectors of ``tier`` (None when there are none), as fresh as the store can
+        give them: an index still embedding is searched with what it has so far."""
         ...
 
 
@@ -177,11 +185,24 @@ class IndexWriter(ChunkReader, GraphReader, VectorSource, Protocol):
     ) -> None: ...
     def prune_edges(self) -> int: ...
     # vectors
-    def chunks_missing_vectors(self, limit: int) -> list[Chunk]: ...
-    def count_missing_vectors(self) -> int: ...
-    def reuse_vectors_by_content(self) -> int: ...
-    def put_vectors(self, chunks: Sequence[Chunk], matrix: np.ndarray) -> None: ...
-    def prune_vectors(self) -> int: ...
-    def export_vectors(self, dim: int) -> int:
-        """Make the stored vectors fast to load (SQLite: the ``vectors.npy`` snapshot)."""
+    def chunks_missing_vectors(self, limit: int, tier: Tier = "model") -> list[Chunk]:
+        """Chunks with no vector of ``tier`` yet, highest priority first."""
+        ...
+
+    def count_missing_vectors(self, tier: Tier = "model") -> int: ...
+    def reuse_vectors_by_content(self, tier: Tier = "model") -> int: ...
+    def put_vectors(
+        self, chunks: Sequence[Chunk], matrix: np.ndarray, tier: Tier = "model"
+    ) -> None: ...
+    def prune_vectors(self) -> int:
+        """Delete vectors (of every tier) whose chunk is gone."""
+        ...
+
+    def clear_vectors(self, tier: Tier) -> None:
+        """Delete every vector of ``tier`` (its model changed, or the tier is off)."""
+        ...
+
+    def export_vectors(self, dim: int, tier: Tier = "model") -> int:
+        """Make the stored vectors of ``tier`` fast to load (SQLite: the ``vectors.npy``
+        / ``static.npy`` snapshots)."""
         ...

@@ -28,14 +28,12 @@ from .sqlite_base import (
     DB_NAME,
     LOCK_NAME,
     READONLY_WORDS,
-    VECTOR_IDS_NAME,
-    VECTORS_NAME,
     damaged_message,
     is_damage,
     row_to_chunk,
 )
 from .sqlite_search import SearchTables, register_functions
-from .sqlite_vectors import VectorTables
+from .sqlite_vectors import SNAPSHOT_FILES, VectorTables
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +150,7 @@ class SQLiteStore(SearchTables, VectorTables):
         )
 
     def _remove_files(self) -> None:
-        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME, VECTOR_IDS_NAME):
+        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", *SNAPSHOT_FILES):
             (self.dir / name).unlink(missing_ok=True)
 
     def reset(self) -> None:
@@ -349,6 +347,7 @@ class SQLiteStore(SearchTables, VectorTables):
                     "refs",
                     "edges",
                     "vectors",
+                    "static_vectors",
                 ):
                     self.conn.execute(f"DELETE FROM {table}")
         except sqlite3.DatabaseError as exc:
@@ -418,9 +417,8 @@ class SQLiteStore(SearchTables, VectorTables):
             "files": q("SELECT count(*) FROM files").fetchone()[0],
             "chunks": q("SELECT count(*) FROM chunks").fetchone()[0],
             "edges": q("SELECT count(*) FROM edges").fetchone()[0],
-            "vectors": q(
-                "SELECT count(*) FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
-            ).fetchone()[0],
+            "vectors": self.vector_count("model"),
+            "static_vectors": self.vector_count("static"),
         }
 
     def group_counts(self, table: str, column: str) -> dict[str, int]:

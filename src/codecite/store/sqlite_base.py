@@ -14,6 +14,8 @@ from ..types import Chunk
 DB_NAME = "index.db"
 VECTORS_NAME = "vectors.npy"
 VECTOR_IDS_NAME = "vectors.ids.json"
+STATIC_VECTORS_NAME = "static.npy"
+STATIC_VECTOR_IDS_NAME = "static.ids.json"
 LOCK_NAME = "index.lock"
 #: What codecite itself keeps in an index folder (any other file means the folder is
 #: someone else's, e.g. ``--index src``).
@@ -25,6 +27,8 @@ OWN_FILES = frozenset(
         DB_NAME + "-shm",
         VECTORS_NAME,
         VECTOR_IDS_NAME,
+        STATIC_VECTORS_NAME,
+        STATIC_VECTOR_IDS_NAME,
         LOCK_NAME,
         "queries.jsonl",
         "hooks.log",  # codecite.hooks: the background runs' output, lock, request counter
