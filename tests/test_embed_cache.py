@@ -196,3 +196,91 @@ def test_two_processes_write_at_once(tmp_path: Path) -> None:
         assert proc.returncode == 0, err.decode()
         assert b"busy" not in err and b"disabled" not in err
     assert EmbeddingCache(path).count("m") == 2 * 40 * 25
+
+
+REPORT_REPO = {
+    "shop/pricing.py": '''"""Pricing rules."""
+
+
+def apply_discount(total: float, tier: str) -> float:
+    """Loyal customers save a share of the total by tier."""
+    return total * (1 - {"gold": 0.10}.get(tier, 0.0))
+
+
+def add_tax(total: float, rate: float = 0.2) -> float:
+    """The total with value-added tax."""
+    return total * (1 + rate)
+''',
+    "shop/orders.py": '''"""Orders."""
+
+
+def cancel(order_id: str) -> bool:
+    """Cancel an order unless its payment was captured."""
+    return order_id != ""
+''',
+}
+
+
+def test_index_report_counts_cache_and_model(tmp_path: Path) -> None:
+    """A re-index whose texts are all in the machine-wide cache computes nothing."""
+    import shutil
+
+    from repos import make_git_repo, run_cli
+
+    import codecite
+
+    env = {"CODECITE_CACHE_DIR": str(tmp_path / "cache")}
+    repo = make_git_repo(tmp_path / "repo", REPORT_REPO)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CODECITE_CACHE_DIR", env["CODECITE_CACHE_DIR"])
+        with codecite.open_index(repo) as idx:
+            first = idx.update()
+        assert first.embedded == first.chunks_written > 0
+        assert (first.embed_computed, first.embed_from_cache) == (first.embedded, 0)
+
+        with codecite.open_index(repo) as idx:
+            full = idx.update(full=True)
+        assert full.embedded == first.embedded
+        assert (full.embed_computed, full.embed_from_cache) == (0, full.embedded)
+
+        clone = tmp_path / "clone"
+        shutil.copytree(repo, clone, ignore=shutil.ignore_patterns(".codecite"))
+        with codecite.open_index(clone) as idx:
+            second = idx.update()
+        assert (second.embed_computed, second.embed_from_cache) == (0, first.embedded)
+
+        pricing = repo / "shop/pricing.py"
+        pricing.write_text(pricing.read_text().replace("0.10", "0.15"))
+        with codecite.open_index(repo) as idx:
+            edited = idx.update()
+        assert edited.embed_computed == 1  # apply_discount; add_tax is reused or cached
+        assert edited.embed_computed + edited.embed_from_cache == edited.embedded
+
+    done = run_cli("index", str(repo), "--full", env=env)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert f"0 computed by the model, {first.embedded} from the machine-wide cache" in text
+
+
+def test_index_of_an_older_embedding_text_is_refused(tmp_path: Path) -> None:
+    """Vectors of another text version are never mixed in: rebuild with --full."""
+    from repos import make_git_repo
+
+    import codecite
+    from codecite.errors import ModelMismatchError
+
+    repo = make_git_repo(tmp_path / "repo", REPORT_REPO)
+    with codecite.open_index(repo) as idx:
+        idx.update()
+        meta = idx.store.get_meta("embedding_text_version")
+        idx.store.set_meta({"embedding_text_version": "1"})  # as built by an older codecite
+    assert meta == str(codecite.embed.EMBED_TEXT_VERSION)
+    with (
+        pytest.raises(ModelMismatchError, match=r"embedding text v1.*index --full"),
+        codecite.open_index(repo) as idx,
+    ):
+        idx.update()
+    with codecite.open_index(repo) as idx:
+        report = idx.update(full=True)
+        assert report.embedded == report.chunks_written
+        assert idx.store.get_meta("embedding_text_version") == meta

@@ -15,7 +15,7 @@ import pytest
 import codecite.embed as embed
 from codecite.config import Config
 from codecite.embed import EMBEDDERS, Embedder, embed_text, get_embedder
-from codecite.embed.local import MiniLMEmbedder
+from codecite.embed.local import MODEL_NAME, MiniLMEmbedder
 from codecite.errors import ConfigError, UnknownBackendError
 from codecite.types import Chunk
 
@@ -68,8 +68,8 @@ def test_public_surface_exists() -> None:
 def test_shape_dtype_norm(minilm: Embedder) -> None:
     texts = ["def add(a, b): return a + b", "", "x" * 5000, "parse a config file"]
     vectors = minilm.embed(texts, "document")
-    assert minilm.name == "all-MiniLM-L6-v2-int8"
-    assert minilm.dim == 384 and minilm.max_tokens == 256
+    assert minilm.name == "all-MiniLM-L6-v2-int8-dq-128t"
+    assert minilm.dim == 384 and minilm.max_tokens == 128
     assert vectors.shape == (4, 384)
     assert vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -160,3 +160,60 @@ def test_embeds_with_network_blocked(tmp_path: Path) -> None:
     assert result["blocked"] is True
     here = MiniLMEmbedder().embed(["offline text"], "document")[0]
     np.testing.assert_allclose(np.asarray(result["vector"]), here, atol=1e-5)
+
+
+def test_as_shipped_settings_keep_the_old_name() -> None:
+    """Vector-changing settings are in the name; speed knobs are not."""
+    assert MiniLMEmbedder(quantized=False, max_tokens=256).name == MODEL_NAME
+    assert MiniLMEmbedder(quantized=False).name == f"{MODEL_NAME}-128t"
+    assert MiniLMEmbedder(batch_tokens=99, spinning=True, threads=1).name == MiniLMEmbedder().name
+
+
+def test_quantized_vectors_stay_close_to_the_float_model(tmp_path: Path) -> None:
+    texts = [
+        embed_text(make_chunk("shop/pricing.py", "loyalty_discount", DISCOUNT)),
+        embed_text(make_chunk("shop/io.py", "read_records", PARSER)),
+        "read rows from a csv file",
+    ]
+    exact = MiniLMEmbedder(quantized=False).embed(texts, "document")
+    fast = MiniLMEmbedder(model_dir=tmp_path).embed(texts, "document")
+    assert (exact * fast).sum(axis=1).min() > 0.98
+    (saved,) = tmp_path.iterdir()  # built once, then loaded from the folder
+    assert saved.name.startswith("model-dq") and saved.stat().st_size > 10_000_000
+    again = MiniLMEmbedder(model_dir=tmp_path).embed(texts, "document")
+    np.testing.assert_array_equal(fast, again)
+
+
+def test_documents_truncate_at_128_tokens_queries_at_256() -> None:
+    from codecite.embed.local import _load_tokenizer, _truncate
+
+    embedder = MiniLMEmbedder(quantized=False)
+    words = " ".join(f"word{i}" for i in range(400))
+    tokenizer = _load_tokenizer()
+    ids = tokenizer.encode(words).ids
+    tokenizer.enable_truncation(max_length=128)
+    assert _truncate(ids, 128).tolist() == tokenizer.encode(words).ids  # same as the library's
+    head = tokenizer.decode(_truncate(ids, 128).tolist())
+    document, query = embedder.embed([words], "document")[0], embedder.embed([words], "query")[0]
+    np.testing.assert_allclose(document, embedder.embed([head], "document")[0], atol=1e-4)
+    assert document @ query < 0.999  # the query read further
+
+
+def test_batches_respect_the_token_budget() -> None:
+    embedder = MiniLMEmbedder(batch_size=4, batch_tokens=100)
+    lengths = [5, 5, 10, 20, 30, 30, 60, 200]
+    batches = list(embedder._batches(lengths))
+    assert [i for b in batches for i in b] == list(range(len(lengths)))
+    for batch in batches:
+        width = max(lengths[i] for i in batch)
+        assert len(batch) <= 4 and (len(batch) == 1 or len(batch) * width <= 100)
+
+
+def test_damaged_quantized_model_is_rebuilt(tmp_path: Path) -> None:
+    from codecite.embed.local import bundled_model_path, bundled_model_sha256
+    from codecite.embed.quantize import derived_name
+
+    damaged = tmp_path / derived_name(bundled_model_path(), bundled_model_sha256())
+    damaged.write_bytes(b"not a model")
+    vector = MiniLMEmbedder(model_dir=tmp_path).embed(["a text"], "document")
+    assert vector.shape == (1, 384) and damaged.stat().st_size > 10_000_000

@@ -87,7 +87,9 @@ def test_long_docstring_leaves_room_for_code() -> None:
     chunk = replace(CHUNK, docstring="word " * 600)
     text = embed_text(chunk)
     assert len(text) <= DEFAULT_MAX_CHARS
-    assert "return total * 0.1" in text
+    assert text.count("word") <= DEFAULT_MAX_CHARS // 3 // 5
+    assert "# loyal customers get a bigger discount" in text
+    assert "return total * 0.1" in embed_text(chunk, max_chars=900)
 
 
 def test_markdown_keeps_headings() -> None:
@@ -117,6 +119,24 @@ def test_snake_case_name_is_not_repeated() -> None:
         CHUNK, name="calculate_discount", qualname="calculate_discount", kind="function"
     )
     assert embed_text(chunk).splitlines()[0] == "shop/pricing.py function calculate_discount"
+
+
+def test_window_path_is_not_repeated() -> None:
+    window = replace(
+        CHUNK,
+        language="text",
+        kind="window",
+        name="messages.po",
+        qualname="locale/sk/messages.po",
+        path="locale/sk/messages.po",
+        signature="",
+        docstring="",
+        content='msgid "Save"\nmsgstr "Uložiť"\n',
+    )
+    assert embed_text(window).splitlines()[0] == "locale/sk/messages.po window"
+    assert embed_text(replace(window, qualname="messages.po")).splitlines()[0] == (
+        "locale/sk/messages.po window"
+    )
 
 
 def test_prose_gets_a_larger_default_budget() -> None:

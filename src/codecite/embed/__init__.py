@@ -15,14 +15,16 @@ from collections.abc import Callable
 from ..config import Config
 from ..errors import ConfigError, UnknownBackendError
 from .base import Embedder, Kind, l2_normalise
-from .batch import ProgressCallback, embed_with_cache
+from .batch import EmbedCounts, ProgressCallback, embed_with_cache
 from .cache import EmbeddingCache, cache_key, default_cache_dir
-from .text import DEFAULT_MAX_CHARS, PROSE_MAX_CHARS, embed_text
+from .text import DEFAULT_MAX_CHARS, EMBED_TEXT_VERSION, PROSE_MAX_CHARS, embed_text
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
     "EMBEDDERS",
+    "EMBED_TEXT_VERSION",
     "PROSE_MAX_CHARS",
+    "EmbedCounts",
     "Embedder",
     "EmbeddingCache",
     "Kind",
@@ -41,7 +43,9 @@ def _minilm(config: Config, model: str) -> Embedder:
         raise ConfigError(f'embedder "minilm" takes no model name (got "minilm:{model}")')
     from .local import MiniLMEmbedder  # onnxruntime loads only when embedding starts
 
-    return MiniLMEmbedder(threads=config.embed_threads)
+    return MiniLMEmbedder(
+        threads=config.embed_threads, model_dir=default_cache_dir(config) / "models"
+    )
 
 
 def _openai(config: Config, model: str) -> Embedder:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,20 +18,33 @@ log = logging.getLogger(__name__)
 ProgressCallback = Callable[[int, int], None]
 
 
+@dataclass
+class EmbedCounts:
+    """Where the vectors of :func:`embed_with_cache` calls came from, counted per
+    text asked for (so ``computed + from_cache`` is the number of texts)."""
+
+    #: Texts whose vector the model computed (a text repeated in one call counts
+    #: each time, though the model ran once).
+    computed: int = 0
+    #: Texts whose vector came from the embedding cache.
+    from_cache: int = 0
+
+
 def embed_with_cache(
     embedder: Embedder,
     cache: EmbeddingCache | None,
     texts: Sequence[str],
     batch_size: int,
     on_progress: ProgressCallback | None = None,
+    counts: EmbedCounts | None = None,
 ) -> np.ndarray:
     """Vectors of ``texts`` (document mode) in order, as float32 (n, dim).
 
     Texts found in ``cache`` under ``embedder.name`` are not embedded again;
     the others (each distinct text once) are embedded ``batch_size`` at a time,
-    shortest first,
-    stored in the cache after each batch, and ``on_progress(done, total)`` is
-    called after each batch, counting distinct texts that needed the model.
+    shortest first, stored in the cache after each batch, and
+    ``on_progress(done, total)`` is called after each batch, counting distinct
+    texts that needed the model. ``counts``, when given, is added to.
     """
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
@@ -56,6 +70,10 @@ def embed_with_cache(
         )
         fresh.update(_embed_missing(embedder, cache, by_key, stale, max(1, batch_size), None))
     vectors = found | fresh
+    if counts is not None:
+        cached = sum(1 for key in keys if key not in fresh)
+        counts.from_cache += cached
+        counts.computed += len(keys) - cached
     return np.stack([vectors[key] for key in keys]).astype(np.float32, copy=False)
 
 

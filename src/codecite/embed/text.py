@@ -1,7 +1,7 @@
 """The compact text embedded for a chunk.
 
-The local model reads 256 tokens, so the text must say the most in little
-room::
+The local model reads 128 tokens of a document, so the text must say the
+most in little room::
 
     {path} {kind} {qualname} ({name split into words})
     {signature}
@@ -11,23 +11,31 @@ room::
 Whitespace is dropped because WordPiece ignores it while the character budget
 would count it. Comment *prose* is kept (it is often the best description of
 the code); decorative rules, licence lines and linter pragmas are not. The
-signature and docstring are not repeated from the body.
+signature and docstring are not repeated from the body, nor the path when a
+chunk's name is its file (windows, whole files).
+
+:data:`EMBED_TEXT_VERSION` changes whenever the text of some chunk changes:
+vectors of texts of another version are not mixed into one index.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 
 from ..tokens import split_identifier
 from ..types import Chunk
 
+#: Bump when any chunk's text changes (stored with the index's vectors).
+#: 1: up to 750/1,100 characters for 256 tokens. 2: budgets for 128 tokens, the
+#: path not repeated as the name of window/file chunks.
+EMBED_TEXT_VERSION = 2
 #: Characters of text for one code chunk. Indentation-free code is ~2.6 chars
-#: per MiniLM token (median on CPython's stdlib), so 750 chars ≈ 256 tokens; on
-#: a docstring→code benchmark 700, 1000 and 1400 scored the same MRR@10 (0.56),
-#: and fewer tokens embed faster.
-DEFAULT_MAX_CHARS = 750
+#: per MiniLM token (median on CPython's stdlib): 480 chars ≈ 128 tokens plus
+#: some slack, as the ratio varies. Measured in bench/embed_bench.py.
+DEFAULT_MAX_CHARS = 480
 #: Prose (markdown, text) runs ~4.5 chars per token.
-PROSE_MAX_CHARS = 1100
+PROSE_MAX_CHARS = 640
 #: Languages whose lines are prose/markup, where comment rules do not apply.
 _PROSE_LANGUAGES = frozenset({"markdown", "text", "rst", "restructuredtext"})
 _DOC_SHARE = 3  # the docstring gets at most 1/_DOC_SHARE of the budget
@@ -87,11 +95,13 @@ def embed_text(chunk: Chunk, max_chars: int | None = None) -> str:
 
 def _header(chunk: Chunk) -> str:
     qualname = chunk.qualname or chunk.name
+    if qualname in (chunk.path, PurePosixPath(chunk.path).name):
+        qualname = ""  # a window or whole file: its name is the path again
     fields = [chunk.path, chunk.kind, qualname]
-    words = " ".join(split_identifier(chunk.name)) if chunk.name else ""
+    words = " ".join(split_identifier(chunk.name)) if qualname and chunk.name else ""
     # The split name helps WordPiece on camelCase (lowercased, it would be one
     # unknown word); for snake_case it only repeats what the tokenizer sees.
-    if words and words != chunk.name.lower().replace("_", " ").strip():
+    if words and words != " ".join(_WORDS.findall(chunk.name)).lower():
         fields.append(f"({words})")
     return " ".join(f for f in fields if f)
 
