@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,14 +39,23 @@ def tokenize(text: str) -> list[str]:
 class BM25Files:
     """BM25 over whole files: a dense (files x vocabulary) weight matrix in numpy."""
 
-    def __init__(self, files: dict[str, str], k1: float = BM25_K1, b: float = BM25_B) -> None:
+    def __init__(
+        self,
+        files: dict[str, str],
+        k1: float = BM25_K1,
+        b: float = BM25_B,
+        counts: Mapping[str, Counter[str]] | None = None,
+    ) -> None:
+        """``counts``: precomputed ``Counter(tokenize(text))`` of some paths (a cache
+        keyed by content, e.g. in ``bugs_bench.py``); the others are tokenized here."""
         self.paths = list(files)
         self.lines = [files[p].count("\n") + 1 for p in self.paths]
-        counts = [Counter(tokenize(files[p])) for p in self.paths]
-        vocab = sorted(set().union(*counts)) if counts else []
+        given = counts or {}
+        counters = [given.get(p) or Counter(tokenize(files[p])) for p in self.paths]
+        vocab = sorted(set().union(*counters)) if counters else []
         self.vocab = {term: i for i, term in enumerate(vocab)}
         tf = np.zeros((len(self.paths), len(vocab)), dtype=np.float32)
-        for row, counter in enumerate(counts):
+        for row, counter in enumerate(counters):
             for term, n in counter.items():
                 tf[row, self.vocab[term]] = n
         lengths = tf.sum(axis=1, keepdims=True)

@@ -130,6 +130,10 @@ def test_stdio_tools_answer_with_citations_from_a_real_subprocess(
                 calls: dict[str, tuple[str, dict[str, Any]]] = {
                     "search": ("search_code", {"query": "loyalty discount by customer tier"}),
                     "search_go": ("search_code", {"query": "invoice total", "language": "go"}),
+                    "search_files": (
+                        "search_code",
+                        {"query": "loyalty discount by customer tier", "files": True, "k": 2},
+                    ),
                     "ask": ("ask_codebase", {"question": "How is the loyalty discount applied?"}),
                     "read": (
                         "read_code",
@@ -165,7 +169,7 @@ def test_stdio_tools_answer_with_citations_from_a_real_subprocess(
     search = next(t for t in tools if t["name"] == "search_code")
     assert "FIRST" in search["description"]
     assert set(search["input_schema"]["properties"]) == {
-        "query", "repos", "k", "language", "path", "kind"
+        "query", "repos", "k", "language", "path", "kind", "files"
     }  # fmt: skip
 
     errors = {k for k, v in r.items() if v.is_error}
@@ -180,6 +184,10 @@ def test_stdio_tools_answer_with_citations_from_a_real_subprocess(
     first = r["search"].structured_content["results"][0]  # type: ignore[index]
     assert first["citation"] == "shop/pricing.py:25-34"
     assert "def apply_loyalty_discount" in first["content"]
+    files = r["search_files"].structured_content["files"]  # type: ignore[index]
+    assert len(files) == 2 and files[0]["path"] == "shop/pricing.py"
+    assert files[0]["chunks"][0]["name"] == "apply_loyalty_discount"
+    assert "1. shop/pricing.py" in _text(r["search_files"])
     go = r["search_go"].structured_content["results"]  # type: ignore[index]
     assert go and {hit["language"] for hit in go} == {"go"}
     assert "Traceback" not in _text(r["bad_language"])

@@ -210,6 +210,21 @@ def test_asking_everything_never_puts_another_repository_in_the_prompt(server: S
 
 
 # --- search and answers -------------------------------------------------------------------
+def test_search_files_ranks_files_over_the_readable_repositories(server: Server) -> None:
+    with server.client("alice") as http:
+        data = http.post(
+            "/api/v1/search",
+            json={"query": "where is the loyalty discount computed", "k": 3, "files": True},
+        ).json()
+    files = data["files"]
+    assert len(files) == 3 and files[0]["path"] == "shop/pricing.py"
+    assert {f["repo"] for f in files} == {"shop"}
+    assert all(1 <= len(f["chunks"]) <= 3 and f["chunks"][0]["repo"] == "shop" for f in files)
+    assert MARKER not in json.dumps(data).lower()
+    row = server.audit()[0]
+    assert row["results"][0] == "shop:shop/pricing.py"
+
+
 def test_search_contract_with_filters(server: Server) -> None:
     with server.client("alice") as http:
         data = http.post(

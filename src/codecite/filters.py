@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .chunking.grammars import GRAMMARS, TEXT_LANGUAGES
 from .errors import UserError
-from .types import CHUNK_KINDS
+from .types import CHUNK_KINDS, Chunk
 
 #: Every language a chunk can have.
 LANGUAGES: tuple[str, ...] = (*GRAMMARS, *TEXT_LANGUAGES)
@@ -70,6 +70,16 @@ class Filters:
 
     def __bool__(self) -> bool:
         return bool(self.languages or self.path or self.kinds or self.repo)
+
+    def allows(self, chunk: Chunk) -> bool:
+        """Whether ``chunk`` passes these filters (what the searches apply inside the
+        store; graph expansion checks its neighbours with this)."""
+        return (
+            (not self.languages or chunk.language in self.languages)
+            and (not self.kinds or chunk.kind in self.kinds)
+            and (not self.repo or chunk.repo == self.repo)
+            and (not self.path or path_matches(self.path, chunk.path))
+        )
 
     @classmethod
     def parse(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..config import Config
+from ..filters import Filters
 from ..store.protocols import ChunkReader, GraphReader
 from .types import Hit
 
@@ -39,9 +40,16 @@ class GraphStore(ChunkReader, GraphReader, Protocol):
     """What expansion reads: edges, and the chunks at their ends."""
 
 
-def expand(store: GraphStore, hits: list[Hit], intent: str, config: Config) -> list[Hit]:
-    """``hits`` plus their graph neighbours. A neighbour already listed is lifted to
-    the score it would get (when that is higher) instead of being listed twice."""
+def expand(
+    store: GraphStore,
+    hits: list[Hit],
+    intent: str,
+    config: Config,
+    filters: Filters | None = None,
+) -> list[Hit]:
+    """``hits`` plus their graph neighbours that pass ``filters``. A neighbour already
+    listed is lifted to the score it would get (when that is higher) instead of being
+    listed twice."""
     steps = INTENT_STEPS.get(intent, ())
     out = list(hits)
     index = {h.chunk.id: i for i, h in enumerate(out)}
@@ -54,7 +62,11 @@ def expand(store: GraphStore, hits: list[Hit], intent: str, config: Config) -> l
                 else store.edges_from(seed.chunk.id, step.edge_kind)
             )
             ids = list(dict.fromkeys(e.src if step.direction == "in" else e.dst for e in edges))
-            new = store.get_chunks(i for i in ids if i not in index)
+            new = {
+                chunk_id: chunk
+                for chunk_id, chunk in store.get_chunks(i for i in ids if i not in index).items()
+                if filters is None or filters.allows(chunk)
+            }
             for position, chunk_id in enumerate(ids, start=1):
                 score = seed.score * config.expand_score_factor / position
                 why = f"{step.phrase} {seed.chunk.qualname}"

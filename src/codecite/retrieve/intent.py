@@ -38,6 +38,13 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 
+ASKS_DOCS = re.compile(r"\b(docs?|documentation|readme|guide|example|examples)\b", re.I)
+ASKS_NON_CODE = re.compile(
+    r"\b(docs?|documentation|readme|guide|changelog|config\w*|settings?|ya?ml|toml|ini|cfg|"
+    r"json|ci|workflows?|pipeline|setup|install\w*|packag\w+|dependenc\w+|requirements?|"
+    r"markdown|license|contributing)\b",
+    re.I,
+)
 _BACKTICK = re.compile(r"`([^`]+)`")
 _DOTTED = re.compile(r"\b[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+\b")
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
@@ -59,18 +66,45 @@ class QueryInfo:
     identifiers: tuple[str, ...]
     #: Share of the query's words that are identifiers.
     identifier_share: float
+    #: The text the intent was read from (a long question's title, else the query).
+    intent_text: str = ""
+    #: A long question (a bug report, retrieve/question.py).
+    long: bool = False
+
+    @property
+    def asks_docs(self) -> bool:
+        """The question (a long one's title) is about documentation or examples."""
+        return bool(ASKS_DOCS.search(self.intent_text or self.text))
+
+    @property
+    def asks_non_code(self) -> bool:
+        """The question (a long one's title) is about docs, configuration, CI, setup."""
+        return bool(ASKS_NON_CODE.search(self.intent_text or self.text))
 
 
-def analyse(query: str) -> QueryInfo:
-    """Intent and identifiers of a query."""
-    intent = next((name for name, rule in _RULES if rule.search(query)), "locate")
+def detect_intent(text: str) -> str:
+    """The first intent whose rule matches ``text`` (``locate`` when none does)."""
+    return next((name for name, rule in _RULES if rule.search(text)), "locate")
+
+
+def analyse(query: str, intent_text: str | None = None) -> QueryInfo:
+    """Intent and identifiers of a query; the intent is read from ``intent_text`` when
+    given (a bug report's title: its body says "test" and "assert" without asking
+    for tests)."""
+    intent = detect_intent(query if intent_text is None else intent_text)
     found: list[str] = [m.group(1).strip() for m in _BACKTICK.finditer(query)]
     found += [m.group(0) for m in _DOTTED.finditer(query) if not m.group(0)[0].isdigit()]
     words = _WORD.findall(_BACKTICK.sub(" ", query))
     found += [w for w in words if _is_identifier(w)]
     identifiers = tuple(dict.fromkeys(i for i in found if i))
     share = len([w for w in words if _is_identifier(w) or any(w in i for i in identifiers)])
-    return QueryInfo(query, intent, identifiers, share / len(words) if words else 0.0)
+    return QueryInfo(
+        query,
+        intent,
+        identifiers,
+        share / len(words) if words else 0.0,
+        query if intent_text is None else intent_text,
+    )
 
 
 def symbol_candidates(identifier: str) -> list[str]:

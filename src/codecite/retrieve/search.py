@@ -13,6 +13,8 @@ import json
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +23,15 @@ from ..config import Config
 from ..embed import get_embedder
 from ..embed.base import Embedder
 from ..scrub import scrub_text
-from ..store.protocols import ReadStore
+from ..store.protocols import TIERS, ReadStore, Tier
 from .expand import expand as graph_expand
+from .files import add_file_evidence, diversify, rank_files
 from .fusion import ranks, rrf
 from .intent import QueryInfo, analyse
 from .keyword import TermStats, keyword_search, symbol_search
 from .pack import pack
+from .parts import code_only, part_lists, part_weights, specific_identifiers
+from .question import Question, read_question
 from .rerank import SignalReranker
 from .types import Filters, Hit, SearchResult
 from .vector import VectorIndex
@@ -36,6 +41,8 @@ log = logging.getLogger(__name__)
 #: A query is "identifier-heavy" when at least this share of its words are identifiers.
 IDENTIFIER_HEAVY = 0.5
 QUERY_CACHE_SIZE = 256
+#: The fused lists that come from vector search (the others are keyword lists).
+VECTOR_LISTS = frozenset({"vector", "static"})
 QUERY_LOG = "queries.jsonl"
 
 
@@ -46,8 +53,7 @@ class Searcher:
         """``store``: any backend of the read protocols; ``log_dir``: where the query
         log is appended (None: no log)."""
         self.store, self.config, self.log_dir = store, config, log_dir
-        self._vectors: VectorIndex | None = None
-        self._vectors_loaded = False
+        self._tiers: dict[Tier, VectorIndex | None] = {}
         self._embedder: Embedder | None = None
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.reranker = SignalReranker(self.store, self.config)
@@ -57,14 +63,43 @@ class Searcher:
     # --- lazily loaded parts -------------------------------------------------
     @property
     def vectors(self) -> VectorIndex | None:
+        """The model tier's vectors (None while there are none)."""
+        return self.tier("model")
+
+    def tier(self, tier: Tier) -> VectorIndex | None:
+        """A vector tier, loaded once and again after another process committed."""
         generation = self.store.generation()
         if generation != self._generation:  # another process committed (a re-index)
-            self._generation, self._vectors_loaded = generation, False
+            self._generation = generation
+            self._tiers.clear()
             self.term_stats = TermStats(self.store)
-        if not self._vectors_loaded:
-            self._vectors = VectorIndex.load(self.store)
-            self._vectors_loaded = True
-        return self._vectors
+        if tier not in self._tiers:
+            self._tiers[tier] = VectorIndex.load(self.store, tier)
+        return self._tiers[tier]
+
+    def _static(self, text: str, filters: Filters | None) -> list[str]:
+        """Chunk ids by cosine to the query's static vector (issue 15), best first; none
+        when the index has no static tier or one built by another static model."""
+        static = self.tier("static")
+        if static is None or not self.config.static_tier:
+            return []
+        from ..embed.static import STATIC_MODEL_NAME, cached_static_embedder
+
+        if self.store.get_meta("static_model") != STATIC_MODEL_NAME:
+            log.warning(
+                "the index's static vectors come from another static model; "
+                "`codecite index` rebuilds them (seconds)"
+            )
+            return []
+        embedder = cached_static_embedder(self.config)
+        if embedder is None:  # never build the model (tens of seconds) inside a query
+            log.warning(
+                "the static model is not in this machine's cache; `codecite index` "
+                "builds it; static vectors are not searched until then"
+            )
+            return []
+        query = embedder.embed([text], "query")[0]
+        return [chunk_id for chunk_id, _ in static.search(query, filters, self.config.candidates)]
 
     def embed_query(self, text: str) -> np.ndarray:
         cached = self._query_vectors.get(text)
@@ -91,28 +126,77 @@ class Searcher:
         expand: bool | None = None,
         rerank: bool | None = None,
         budget: int | None = None,
+        files: bool = False,
+        tiers: Collection[Tier] = TIERS,
     ) -> SearchResult:
-        """Ranked hits for a query. ``expand``/``rerank`` default to the config."""
+        """Ranked hits for a query. ``expand``/``rerank`` default to the config. With
+        ``files``, the ``k`` best files (``result.files``), each with its best chunks.
+        ``tiers``: the vector tiers searched when ``vector`` (benchmarks measure the
+        static tier alone, as it is before the model's vectors exist)."""
         cfg, clock = self.config, _Clock()
-        info = analyse(query)
-        kw_ids = self._keyword(info, filters) if keyword else []
-        clock.lap("keyword")
-        similar = self._vector(query, filters) if vector and self.vectors is not None else {}
-        clock.lap("vector")
-        hits = self._fuse(info, kw_ids, similar)
+        use = set(tiers) if vector else set()
+        hits, info, question = self._candidates(query, filters, keyword, use, clock)
         if cfg.expand if expand is None else expand:
-            hits = graph_expand(self.store, hits, info.intent, cfg)
+            hits = graph_expand(self.store, hits, info.intent, cfg, filters)
             clock.lap("expand")
         if cfg.rerank if rerank is None else rerank:
             hits = self.reranker.rerank(hits, info)
+            if question.long:  # short questions ask for one unit, not a file's worth
+                hits = add_file_evidence(hits, cfg.file_evidence_weight)
+            hits = diversify(hits, cfg.max_chunks_per_file)
             clock.lap("rerank")
         else:
             hits.sort(key=lambda h: -h.score)
-        if budget is not None:
+        ranked_files = None
+        if files:
+            ranked_files = rank_files(hits, k, cfg.file_chunks)
+            hits = [h for f in ranked_files for h in f.hits]
+        elif budget is not None:
             hits = pack(hits, budget, cfg.chars_per_token)
-        result = SearchResult(query, info.intent, hits[:k], clock.laps, info=info)
+        result = SearchResult(
+            query, info.intent, hits if files else hits[:k], clock.laps, info=info
+        )
+        result.files = ranked_files
         self._log(result)
         return result
+
+    def _candidates(
+        self, query: str, filters: Filters | None, keyword: bool, tiers: set[Tier], clock: _Clock
+    ) -> tuple[list[Hit], QueryInfo, Question]:
+        """The fused keyword and vector candidates. A long question (a bug report) is
+        read into its parts, each searched for what it is good at (:mod:`.parts`)."""
+        question = read_question(query)
+        info = analyse(query, _title(question) if question.long else None)
+        if question.long:  # a bug report asks where the code is, whatever its title
+            info = replace(info, intent="locate", long=True)  # says ("breaks", "why")
+            filters = code_only(info, filters)
+        if question.long and keyword:
+            # The class of a reported error is rarely where the fix goes (its raise
+            # is); of the rest, only specific names earn exact look-ups and the bonus.
+            raised = set(question.error_types)
+            kept = tuple(i for i in info.identifiers if i.rpartition(".")[2] not in raised)
+            specific = specific_identifiers(
+                self.store, kept, filters, self.config.long_query_symbols
+            )
+            info = replace(info, identifiers=specific)
+        lists: dict[str, list[str]] = {}
+        if keyword and question.long:
+            lists = part_lists(self.store, question, info, self.config, filters, self.term_stats)
+        elif keyword:
+            lists["keyword"] = self._keyword(info, filters)
+        clock.lap("keyword")
+        similar: dict[str, float] = {}
+        text = question.prose if question.long and question.prose.strip() else query
+        model = "model" in tiers and self.vectors is not None
+        if model:
+            similar = self._vector(text, filters)
+            lists["vector"] = list(similar)
+        weights = part_weights(self.config) if question.long else self._weights(info)
+        weights["static"] = self._static_weight(weights.get("vector", 1.0), model)
+        if "static" in tiers and weights["static"] > 0:
+            lists["static"] = self._static(text, filters)
+        clock.lap("vector")
+        return self._fuse(lists, weights, similar), info, question
 
     def _keyword(self, info: QueryInfo, filters: Filters | None) -> list[str]:
         n = self.config.candidates
@@ -126,6 +210,15 @@ class Searcher:
         found = self.vectors.search(self.embed_query(query), filters, self.config.candidates)
         return dict(found)
 
+    def _static_weight(self, vector_weight: float, model_searched: bool) -> float:
+        """The static list's weight: the vector weight times ``static_weight`` while
+        model vectors are missing (still being computed, or not searched), times
+        ``static_weight_full`` once every chunk has one."""
+        model = self.vectors
+        complete = model_searched and model is not None and len(model) >= self.term_stats.documents
+        cfg = self.config
+        return vector_weight * (cfg.static_weight_full if complete else cfg.static_weight)
+
     def _weights(self, info: QueryInfo) -> dict[str, float]:
         cfg = self.config
         if info.identifier_share >= IDENTIFIER_HEAVY:
@@ -137,18 +230,23 @@ class Searcher:
             return {"keyword": cfg.prose_keyword_weight, "vector": cfg.prose_vector_weight}
         return {"keyword": cfg.keyword_weight, "vector": cfg.vector_weight}
 
-    def _fuse(self, info: QueryInfo, kw_ids: list[str], similar: dict[str, float]) -> list[Hit]:
-        vec_ids = list(similar)
-        scores = rrf({"keyword": kw_ids, "vector": vec_ids}, self._weights(info), self.config.rrf_k)
-        kw_rank, vec_rank = ranks(kw_ids), ranks(vec_ids)
+    def _fuse(
+        self, lists: dict[str, list[str]], weights: dict[str, float], similar: dict[str, float]
+    ) -> list[Hit]:
+        """Weighted RRF of the lists; a hit's keyword rank is its best in any
+        non-vector list, and ``why`` names the lists that found it."""
+        scores = rrf(lists, weights, self.config.rrf_k)
+        list_ranks = {name: ranks(ids) for name, ids in lists.items()}
         chunks = self.store.get_chunks(scores)
         hits = []
         for chunk_id, score in sorted(scores.items(), key=lambda kv: -kv[1]):
             if chunk_id not in chunks:
                 continue
-            kr, vr = kw_rank.get(chunk_id), vec_rank.get(chunk_id)
+            found = [(n, r[chunk_id]) for n, r in list_ranks.items() if chunk_id in r]
+            kr = min((r for n, r in found if n not in VECTOR_LISTS), default=None)
+            vr = min((r for n, r in found if n in VECTOR_LISTS), default=None)
             source = "hybrid" if kr and vr else "keyword" if kr else "vector"
-            why = " + ".join(f"{name} #{r}" for name, r in (("keyword", kr), ("vector", vr)) if r)
+            why = " + ".join(f"{name} #{r}" for name, r in found)
             hits.append(
                 Hit(chunks[chunk_id], score, source, why, kr, vr, similarity=similar.get(chunk_id))
             )
@@ -185,6 +283,11 @@ def append_query_log(folder: Path, record: dict[str, object]) -> None:
             fh.write(json.dumps({"time": time.time(), **clean}) + "\n")
     except OSError as exc:
         log.warning("cannot append to the query log: %s", exc)
+
+
+def _title(question: Question) -> str:
+    """A long question's first line (an issue's title): what it asks for."""
+    return next((line for line in question.text.splitlines() if line.strip()), "")
 
 
 class _Clock:

@@ -66,6 +66,25 @@ class Hit:
 
 
 @dataclass
+class FileHit:
+    """One ranked file: its score (the evidence of its hits) and its best chunks."""
+
+    path: str
+    repo: str
+    score: float
+    hits: list[Hit] = field(default_factory=list)
+
+    def to_json(self, with_content: bool = True) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "repo": self.repo,
+            "score": round(self.score, 6),
+            "stale": any(h.stale for h in self.hits),
+            "chunks": [h.to_json(with_content) for h in self.hits],
+        }
+
+
+@dataclass
 class SearchResult:
     query: str
     intent: str
@@ -77,15 +96,21 @@ class SearchResult:
     refreshed_files: list[str] = field(default_factory=list)
     #: Files changed on disk beyond the inline limit: their results carry ``stale``.
     stale_files: list[str] = field(default_factory=list)
+    #: With ``search --files``: ranked files, each with its best chunks (``hits`` then
+    #: holds those chunks, file by file).
+    files: list[FileHit] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "query": self.query,
             "intent": self.intent,
             "results": [h.to_json() for h in self.hits],
             "refreshed_files": self.refreshed_files,
             "stale_files": self.stale_files,
         }
+        if self.files is not None:
+            data["files"] = [f.to_json() for f in self.files]
+        return data
 
 
 def mark_stale(hits: list[Hit], stale_paths: list[str]) -> list[Hit]:
@@ -96,4 +121,11 @@ def mark_stale(hits: list[Hit], stale_paths: list[str]) -> list[Hit]:
     return [replace(h, stale=True) if h.chunk.path in stale else h for h in hits]
 
 
-__all__ = ["SOURCES", "Filters", "Hit", "SearchResult", "mark_stale"]
+def mark_stale_result(result: SearchResult, stale_paths: list[str]) -> None:
+    """``stale`` set on the result's hits (and its files' hits) from the given files."""
+    result.hits = mark_stale(result.hits, stale_paths)
+    for entry in result.files or ():
+        entry.hits = mark_stale(entry.hits, stale_paths)
+
+
+__all__ = ["SOURCES", "FileHit", "Filters", "Hit", "SearchResult", "mark_stale"]

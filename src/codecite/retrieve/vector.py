@@ -9,7 +9,7 @@ import logging
 import numpy as np
 
 from ..filters import Filters, path_matches
-from ..store.protocols import VectorRows, VectorSource
+from ..store.protocols import Tier, VectorRows, VectorSource
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +29,9 @@ class VectorIndex:
         return len(self.ids)
 
     @classmethod
-    def load(cls, source: VectorSource) -> VectorIndex | None:
-        """The store's vectors, or None when it has none yet."""
-        rows = source.vector_rows()
+    def load(cls, source: VectorSource, tier: Tier = "model") -> VectorIndex | None:
+        """The store's vectors of ``tier``, or None when it has none yet."""
+        rows = source.vector_rows(tier)
         return cls(rows) if rows is not None else None
 
     def mask(self, filters: Filters | None) -> np.ndarray | None:

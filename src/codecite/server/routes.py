@@ -40,6 +40,8 @@ class SearchBody(BaseModel):
     repos: list[str] | None = Field(None, max_length=100)
     k: int = Field(10, ge=1)
     filters: FilterBody | None = None
+    #: Rank files (each with its best chunks) instead of chunks.
+    files: bool = False
 
 
 class AskBody(BaseModel):
@@ -135,6 +137,21 @@ def list_repos(request: Request) -> dict[str, Any]:
     return {"repos": out}
 
 
+def _search_files(request: Request, body: SearchBody, names: list[str]) -> dict[str, Any]:
+    """``/search`` with ``files``: the best files, each with its best chunks."""
+    server = _server(request)
+    files = server.pool.search_files(names, body.query, k=body.k, filters=_filters(body.filters))
+    note = _note(request)
+    note.repos = names
+    note.results = [f"{f.repo}:{f.path}" for f in files]
+    return {
+        "query": body.query,
+        "intent": analyse(body.query).intent,
+        "repos": names,
+        "files": [f.to_json() for f in files],
+    }
+
+
 @router.post("/search", tags=["search"])
 def search(request: Request, body: SearchBody) -> dict[str, Any]:
     """Ranked code for a query over the caller's repositories (or ``repos``)."""
@@ -143,6 +160,8 @@ def search(request: Request, body: SearchBody) -> dict[str, Any]:
     if body.k > server.config.limits.max_k:
         raise ApiError(422, "invalid_request", f"k must be at most {server.config.limits.max_k}")
     names = readable_repos(request, body.repos)
+    if body.files:
+        return _search_files(request, body, names)
     hits = server.pool.search(names, body.query, k=body.k, filters=_filters(body.filters))
     note = _note(request)
     note.repos = names

@@ -47,6 +47,8 @@ DESCRIPTIONS = {
         "task (where something happens, how a feature is built, what a name refers to). Returns "
         "ranked chunks (functions, methods, classes, sections) with path:start-end citations, "
         "why each matched, and their code. Narrow with language, path glob or chunk kind. "
+        "The query may be a whole pasted bug report (traceback, error message, snippet); "
+        "files=true ranks files, each with its best chunks. "
         "Follow up with read_code for surrounding lines, or find_callers / find_callees / "
         "find_tests to follow the code graph."
     ),

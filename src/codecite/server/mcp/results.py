@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ...answer.answerer import Answer
     from ...api import IndexStatus
     from ...errors import AmbiguousSymbolError
+    from ...retrieve.types import FileHit
     from ..repos import RepoHit
     from .symbols import Definition, Neighbour
 
@@ -123,6 +124,23 @@ def _hits_json(query: str, hits: list[RepoHit]) -> dict[str, Any]:
         )
         results.append(data)
     return {"query": query, "results": results}
+
+
+def files_output(query: str, files: list[FileHit], several: bool) -> ToolOutput:
+    """``search_code`` with ``files``: ranked files, each with its best chunks."""
+    if not files:
+        text = (
+            f"No indexed files match {query!r}. Try other words, fewer filters, or "
+            "list_repos / index_status."
+        )
+    else:
+        lines = [f"{len(files)} files for {query!r} (best first):"]
+        for rank, entry in enumerate(files, 1):
+            where = f" [{entry.repo}]" if several else ""
+            lines.append(f"\n{rank}. {entry.path}{where} (score {entry.score:.3f})")
+            lines += [f"   - {cite(h.chunk)} {label(h.chunk)}" for h in entry.hits]
+        text = "\n".join(lines)
+    return ToolOutput(text, {"query": query, "files": [f.to_json() for f in files]})
 
 
 # --- ask_codebase ------------------------------------------------------------------------

@@ -135,10 +135,17 @@ class ToolHandlers:
             str | None,
             Field(description="Only these chunk kinds, comma-separated: function, method, class…"),
         ] = None,
+        files: Annotated[
+            bool,
+            Field(
+                description="Rank files instead of chunks: the k best files, each with its "
+                "best chunks (for a pasted bug report, the files to look at first)."
+            ),
+        ] = False,
     ) -> CallToolResult:
         return await self._call(
             "search_code",
-            lambda p: self.tools.search_code(p, query, repos, k, language, path, kind),
+            lambda p: self.tools.search_code(p, query, repos, k, language, path, kind, files),
         )
 
     async def ask_codebase(

@@ -106,6 +106,7 @@ class CodeTools:
         language: str | list[str] | None = None,
         path: str | None = None,
         kind: str | list[str] | None = None,
+        files: bool = False,
     ) -> ToolOutput:
         wanted = [self.check_repo(principal, n) for n in split_list(repos)]
         # Unasked, a repository without an index yet is left out rather than failing all.
@@ -117,6 +118,10 @@ class CodeTools:
         if not 1 <= k <= self.limits.max_k:
             raise UserError(f"k must be between 1 and {self.limits.max_k}, got {k}")
         filters = Filters.parse(split_list(language), path, split_list(kind))
+        several = len(self.readable(principal)) > 1
+        if files:
+            ranked = self.pool.search_files(list(dict.fromkeys(names)), query, k=k, filters=filters)
+            return results.files_output(query, ranked, several)
         hits = self.pool.search(list(dict.fromkeys(names)), query, k=k, filters=filters)
         return results.hits_output(query, hits, len(self.readable(principal)) > 1)
 

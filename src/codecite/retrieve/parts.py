@@ -1,0 +1,238 @@
+"""Ranked lists from the parts of a long question (:mod:`.question`), fused with the
+vector list by weighted RRF. Each part is searched for what it is good at:
+
+- ``prose`` and ``code``: BM25 on their own (a long snippet must not drown the prose),
+  each with its most informative terms only (query-term frequency × IDF, common
+  words out), so a 400-word report is not dominated by its most frequent words;
+- ``symbols``: exact symbol-table look-ups of the identifiers;
+- ``files``: the files that traceback frames and path mentions name, resolved to
+  indexed paths by their longest matching suffix, best chunks first (the frame's
+  function, then the file's best BM25 chunks for the prose);
+- ``errors``: the literal phrases of error messages, looked up in code bodies (the
+  line that raises the message is often the answer).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import replace
+
+from ..config import Config
+from ..filters import LANGUAGES, Filters
+from ..graph.testmap import is_test_path
+from ..store.protocols import ReadStore
+from ..tokens import split_identifier, tokenize
+from .intent import QueryInfo
+from .keyword import STOPWORDS, TermStats, symbol_search
+from .question import Frame, Question, error_phrases
+from .rerank import NON_CODE
+
+#: Languages that are code (not prose, configuration or plain text).
+CODE_LANGUAGES = tuple(name for name in LANGUAGES if name not in NON_CODE)
+
+#: An identifier naming more definitions than this is too common to look up.
+MAX_DEFINITIONS = 5
+_DUNDER = re.compile(r"__\w+__")
+#: How many folders above the file name a suffix match may use.
+SUFFIX_DEPTH = 3
+#: Chunks a named file contributes to the ``files`` list.
+CHUNKS_PER_NAMED_FILE = 3
+
+
+def part_lists(
+    store: ReadStore,
+    question: Question,
+    info: QueryInfo,
+    config: Config,
+    filters: Filters | None,
+    stats: TermStats,
+) -> dict[str, list[str]]:
+    """Chunk ids by part (best first); empty parts are left out."""
+    n = config.candidates
+    weights = (config.bm25_symbol_weight, config.bm25_path_weight, config.bm25_body_weight)
+    prose_terms = informative_terms(question.prose, stats, config.long_query_terms)
+    pool = store.keyword_search(prose_terms, filters, config.long_query_pool, weights)
+    lists: dict[str, list[str]] = {
+        "prose": pool[:n],
+        "prose_files": best_chunk_per_file(store, pool, config.rrf_k),
+        "code": store.keyword_search(
+            informative_terms(question.code, stats, config.long_query_terms), filters, n, weights
+        ),
+        "symbols": symbol_search(store, info.identifiers, filters, config.long_query_symbols),
+        "files": named_file_chunks(store, question, prose_terms, filters),
+        "errors": error_chunks(store, question, filters, n),
+    }
+    return {name: ids for name, ids in lists.items() if ids}
+
+
+def best_chunk_per_file(store: ReadStore, ranked: list[str], rrf_k: int) -> list[str]:
+    """Files ranked by the evidence of all their chunks in ``ranked`` (BM25 over whole
+    files, approximated: a file whose many chunks match beats one lucky chunk), each
+    as its best chunk; code files only (tests, docs and configuration are left to the
+    other lists and their priors)."""
+    chunks = store.get_chunks(ranked)
+    evidence: dict[str, float] = {}
+    best: dict[str, str] = {}
+    for rank, chunk_id in enumerate(ranked, start=1):
+        chunk = chunks.get(chunk_id)
+        if chunk is None or chunk.language in NON_CODE or is_test_path(chunk.path):
+            continue
+        evidence[chunk.path] = evidence.get(chunk.path, 0.0) + 1.0 / (rrf_k + rank)
+        best.setdefault(chunk.path, chunk_id)
+    return [best[path] for path in sorted(evidence, key=lambda p: -evidence[p])]
+
+
+def specific_identifiers(
+    store: ReadStore, identifiers: tuple[str, ...], filters: Filters | None, limit: int
+) -> tuple[str, ...]:
+    """The identifiers of a long question worth an exact look-up: a qualified name
+    the index defines (``Schema.dump``), or a name that is compound or capitalised
+    (``to_json_dict``, ``FileSet``; a plain word such as ``name`` or ``data`` is
+    anyone's attribute), not a dunder (``__init__``: every class has one), naming at
+    most :data:`MAX_DEFINITIONS` definitions (a name defined everywhere says nothing)."""
+    out: list[str] = []
+    for identifier in identifiers:
+        name = re.split(r"\.|::|->", identifier)[-1]
+        if not name or _DUNDER.fullmatch(name):
+            continue
+        if name != identifier and store.find_symbols(identifier, "qualname", filters, 1):
+            out.append(identifier)
+        elif len(split_identifier(name)) < 2 and not name[0].isupper():
+            continue
+        found = store.find_symbols(name, "name", filters, MAX_DEFINITIONS + 1)
+        if 1 <= len(found) <= MAX_DEFINITIONS and identifier not in out:
+            out.append(identifier)
+        if len(out) == limit:
+            break
+    return tuple(out)
+
+
+def code_only(info: QueryInfo, filters: Filters | None) -> Filters | None:
+    """Unless its title asks about docs or configuration, a bug report's answer is
+    code: its searches are limited to code (an issue template or a changelog shares
+    a report's boilerplate and its words, never its fix). A language filter given by
+    the user stands."""
+    if info.asks_non_code or (filters and filters.languages):
+        return filters
+    return replace(filters or Filters(), languages=CODE_LANGUAGES)
+
+
+def part_weights(config: Config) -> dict[str, float]:
+    """The RRF weight of each part's list (config fields ``question_*_weight``)."""
+    return {
+        "prose": config.question_prose_weight,
+        "prose_files": config.question_file_evidence_weight,
+        "code": config.question_code_weight,
+        "symbols": config.question_symbol_weight,
+        "files": config.question_file_weight,
+        "errors": config.question_error_weight,
+        "vector": config.question_vector_weight,
+    }
+
+
+def informative_terms(text: str, stats: TermStats, limit: int) -> list[str]:
+    """The ``limit`` terms of ``text`` with the highest (1 + ln tf) · idf; terms absent
+    from the index and those in over ``keyword_max_df_share`` of it are left out."""
+    counts = Counter(t for t in tokenize(text) if t not in STOPWORDS and len(t) > 1)
+    if not counts:
+        return []
+    documents = max(stats.documents, 1)
+    scored = []
+    for term, tf in counts.items():
+        df = stats.index.document_frequency(term)
+        if df == 0 or df > 0.25 * documents:
+            continue
+        idf = math.log(1 + (documents - df + 0.5) / (df + 0.5))
+        scored.append(((1 + math.log(tf)) * idf, term))
+    scored.sort(reverse=True)
+    return [term for _, term in scored[:limit]]
+
+
+def named_file_chunks(
+    store: ReadStore, question: Question, terms: list[str], filters: Filters | None
+) -> list[str]:
+    """Chunks of the files that frames (deepest first) and path mentions name. A frame
+    in an installed copy (``site-packages/pkg/mod.py``) names the repository's file
+    when its suffix matches one; frames of other libraries match none."""
+    named: list[tuple[str, Frame | None]] = [
+        (f.path, f) for f in reversed(question.frames) if not f.path.startswith("<")
+    ]
+    named += [(p, None) for p in question.paths]
+    out: list[str] = []
+    seen: set[str] = set()
+    for raw, frame in named:
+        path = resolve_path(store, raw, filters)
+        if path is None:
+            continue
+        in_file = Filters(
+            languages=filters.languages if filters else (),
+            kinds=filters.kinds if filters else (),
+            repo=filters.repo if filters else "",
+            path=path,
+        )
+        ids: list[str] = []
+        if frame is not None and frame.function and not frame.function.startswith("<"):
+            ids += store.find_symbols(frame.function, "name", in_file, 1)
+        if path not in seen:
+            ids += store.keyword_search(
+                terms or _path_terms(path), in_file, CHUNKS_PER_NAMED_FILE, (1.0, 0.0, 1.0)
+            )
+            ids += store.keyword_search(_path_terms(path), in_file, 1, (1.0, 1.0, 1.0))
+            seen.add(path)
+        out += [i for i in ids if i not in out]
+    return out
+
+
+def resolve_path(store: ReadStore, raw: str, filters: Filters | None) -> str | None:
+    """The indexed path that ``raw`` (a frame's or a mention's path, possibly absolute
+    or from an installed copy) names: the longest matching suffix of up to
+    :data:`SUFFIX_DEPTH` folders plus the file name; None when none or ambiguous."""
+    parts = [p for p in raw.replace("\\", "/").split("/") if p and p not in (".", "..")]
+    if not parts:
+        return None
+    for depth in range(min(SUFFIX_DEPTH, len(parts) - 1), -1, -1):
+        suffix = "/".join(parts[-depth - 1 :])
+        pattern = suffix if depth == len(parts) - 1 and not raw.startswith("/") else None
+        found = _paths_with_suffix(store, suffix, filters)
+        if pattern is not None and pattern in found:
+            return pattern
+        if len(found) == 1:
+            return found.pop()
+        if len(found) > 1:
+            return None  # ambiguous at this depth; a shorter suffix is more so
+    return None
+
+
+def _paths_with_suffix(store: ReadStore, suffix: str, filters: Filters | None) -> set[str]:
+    terms = _path_terms(suffix)
+    if not terms:
+        return set()
+    in_paths = Filters(repo=filters.repo if filters else "", path=f"*{suffix}")
+    ids = store.keyword_search(terms, in_paths, 200, (0.0, 1.0, 0.0))
+    return {
+        c.path
+        for c in store.get_chunks(ids).values()
+        if c.path == suffix or c.path.endswith("/" + suffix)
+    }
+
+
+def _path_terms(path: str) -> list[str]:
+    return list(dict.fromkeys(tokenize(path.rpartition("/")[2].rpartition(".")[0])))
+
+
+def error_chunks(
+    store: ReadStore, question: Question, filters: Filters | None, limit: int
+) -> list[str]:
+    """Chunks whose code holds the literal phrases of the question's error messages,
+    most phrases first."""
+    phrases: list[str] = []
+    for message in question.error_texts:
+        phrases += error_phrases(message)
+    if not phrases:
+        return []
+    return store.keyword_search(list(dict.fromkeys(phrases)), filters, limit, (0.0, 0.0, 1.0))
+
+
+__all__ = ["informative_terms", "part_lists", "part_weights", "resolve_path"]

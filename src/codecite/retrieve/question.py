@@ -1,0 +1,197 @@
+"""Reading a long question (a pasted bug report) into its parts, each used for what it
+is good at (issue 13):
+
+- **prose** goes to BM25 and vectors;
+- **code** (fenced, indented, ``>>>`` sessions) is searched on its own, so a long snippet
+  does not drown the prose;
+- **traceback frames** (``File "x/y.py", line N, in func`` and the equivalents of
+  JavaScript, Java, Go, Rust and C#) and **file paths** (also in links to a forge's
+  ``blob/<ref>/path#L12``) name files directly;
+- **error messages** (``ValueError: cannot ...``) are exact text to look up: the line
+  that raises one is often the answer;
+- **identifiers** and dotted names go to the symbol table (:mod:`.intent`).
+
+Short questions pass through unchanged: they have no parts to separate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: Source file extensions a path mention or a frame may name.
+_EXT = (
+    r"py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|go|java|kt|rs|c|h|cc|cpp|hpp|cxx|cs|rb|php|swift|"
+    r"scala|lua|sh|toml|ya?ml|json|cfg|ini|md|rst|sql|html|css|vue"
+)
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+_PY_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.$]+))?')
+_OTHER_FRAMES = (
+    # JavaScript / TypeScript: "at func (path/file.js:12:5)" or "at path/file.js:12:5"
+    re.compile(r"\bat (?:([\w.$<>]+) \()?((?:[\w.@~-]*/)*[\w.@-]+\.(?:[cm]?js|jsx|tsx?)):(\d+)"),
+    # Java / Kotlin / Scala: "at pkg.Class.method(File.java:123)"
+    re.compile(r"\bat ([\w.$]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)"),
+    # Go, Rust, C#, Ruby, PHP, C: "path/file.go:123" (optionally ":col")
+    re.compile(r"((?:[\w.~-]*/)*[\w.-]+\.(?:go|rs|cs|rb|php|c|cc|cpp|h|hpp)):(\d+)"),
+)
+_PATH = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:{_EXT}))(?![\w/])")
+_BLOB_LINK = re.compile(rf"/(?:blob|tree|src)/[^/\s]+/((?:[\w.-]+/)*[\w.-]+\.(?:{_EXT}))")
+#: "ValueError: text", "numpy.core._exceptions.UFuncTypeError: text", "E   KeyError: 'x'"
+_ERROR = re.compile(
+    r"^[ \t>]*(?:E[ \t]+)?((?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|"
+    r"Interrupt|Failure|Fault))(?::[ \t]*(.+))?$",
+    re.M,
+)
+_TRACEBACK_HEAD = re.compile(r"^[ \t]*Traceback \(most recent call last\):?[ \t]*$", re.M)
+_PROMPT = re.compile(r"^[ \t]*(>>>|\.\.\.|In \[\d+\]:|Out\[\d+\]:|\$|%)[ \t]?", re.M)
+_URL = re.compile(r"https?://\S+")
+#: What varies between a raise and its message: quoted values, <reprs>, numbers.
+_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|<[^>]*>|\S*\d\S*")
+#: Issue-template leftovers: HTML comments and task-list items.
+_TEMPLATE = re.compile(r"<!--.*?-->|^[ \t]*[-*] \[[ xX]\] [^\n]*$", re.S | re.M)
+#: Words of a question above which it is read as a long question (a bug report).
+LONG_QUESTION_WORDS = 60
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One traceback frame: the file as the reporter's machine named it, the line,
+    and the function (empty when the format has none)."""
+
+    path: str
+    line: int
+    function: str = ""
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question split into its parts."""
+
+    text: str
+    prose: str
+    code: str = ""
+    frames: tuple[Frame, ...] = ()
+    #: Error messages as written (``ValueError: cannot reshape``).
+    errors: tuple[str, ...] = ()
+    #: File paths named in the text or in links (not the frames' paths).
+    paths: tuple[str, ...] = ()
+    long: bool = False
+    #: Word counts of the prose and the code, for weighting.
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def error_texts(self) -> list[str]:
+        """The messages' texts without the exception name (what a ``raise`` writes)."""
+        return [e.partition(":")[2].strip() for e in self.errors if ":" in e]
+
+    @property
+    def error_types(self) -> list[str]:
+        """The exceptions' class names (last dotted part)."""
+        return [e.partition(":")[0].strip().rpartition(".")[2] for e in self.errors]
+
+
+def read_question(text: str) -> Question:
+    """The parts of ``text``; a short question is all prose. An issue template's
+    leftovers (``<!-- instructions -->``, ``- [x] I searched ...`` checklists) are
+    not the reporter's words and are dropped first."""
+    text = _TEMPLATE.sub(" ", text)
+    words = len(text.split())
+    frames = tuple(_frames(text))
+    errors = tuple(_errors(text))
+    if words < LONG_QUESTION_WORDS and not frames and not _FENCE.search(text):
+        return Question(text, text, errors=errors, paths=tuple(_paths(text, frames)))
+    code_parts: list[str] = []
+    rest = _FENCE.sub(lambda m: _keep(code_parts, m.group(2)), text)
+    rest = _TRACEBACK_HEAD.sub(" ", rest)
+    rest = _ERROR.sub(" ", rest)  # searched on their own (``errors``)
+    prose_lines: list[str] = []
+    for block in re.split(r"\n[ \t]*\n", rest):
+        lines = block.splitlines()
+        if lines and all(_is_code_line(line) for line in lines if line.strip()):
+            code_parts.append(block)
+        else:
+            for line in lines:
+                (code_parts if _is_code_line(line) else prose_lines).append(line)
+    prose = "\n".join(prose_lines)
+    code = "\n".join(code_parts)
+    return Question(
+        text,
+        prose=prose,
+        code=code,
+        frames=frames,
+        errors=errors,
+        paths=tuple(_paths(text, frames)),
+        long=True,
+        sizes={"prose": len(prose.split()), "code": len(code.split())},
+    )
+
+
+def _keep(parts: list[str], code: str) -> str:
+    parts.append(code)
+    return "\n"
+
+
+def _is_code_line(line: str) -> bool:
+    """Indented by 4+ (or a tab), an interactive prompt, a frame, or a line of code
+    punctuation (assignments, calls ending the line, decorators, imports)."""
+    if not line.strip():
+        return False
+    if line.startswith(("    ", "\t")) or _PROMPT.match(line) or _PY_FRAME.search(line):
+        return True
+    stripped = line.strip()
+    if re.match(r"^(import |from [\w.]+ import |def |class |@\w|return\b|raise\b)", stripped):
+        return True
+    return bool(re.match(r"^[\w.\[\]'\"]+\s*=\s*\S", stripped) and not stripped.endswith("."))
+
+
+def _frames(text: str) -> list[Frame]:
+    out = [Frame(m.group(1), int(m.group(2)), m.group(3) or "") for m in _PY_FRAME.finditer(text)]
+    js, java, other = _OTHER_FRAMES
+    out += [Frame(m.group(2), int(m.group(3)), m.group(1) or "") for m in js.finditer(text)]
+    for m in java.finditer(text):
+        folder = m.group(1).rpartition(".")[0].replace(".", "/")
+        out.append(
+            Frame(f"{folder}/{m.group(3)}" if folder else m.group(3), int(m.group(4)), m.group(2))
+        )
+    seen = {f.path for f in out}
+    out += [
+        Frame(m.group(1), int(m.group(2)))
+        for m in other.finditer(_PY_FRAME.sub(" ", text))
+        if m.group(1) not in seen
+    ]
+    return list(dict.fromkeys(out))
+
+
+def _errors(text: str) -> list[str]:
+    out = []
+    for m in _ERROR.finditer(text):
+        name, message = m.group(1), (m.group(2) or "").strip()
+        out.append(f"{name}: {message}" if message else name)
+    return list(dict.fromkeys(out))
+
+
+def _paths(text: str, frames: tuple[Frame, ...]) -> list[str]:
+    framed = {f.path for f in frames}
+    found = [m.group(1) for m in _BLOB_LINK.finditer(text)]
+    found += [m.group(1) for m in _PATH.finditer(_URL.sub(" ", text))]
+    return [p for p in dict.fromkeys(found) if p not in framed and ("/" in p or _plain_file(p))]
+
+
+def _plain_file(path: str) -> bool:
+    """A bare file name (``fields.py``) counts when it is not a dotted name in prose
+    (``os.path`` has no source extension; ``e.g.`` none at all)."""
+    return "/" not in path and bool(re.fullmatch(r"[\w-]+\.(?:py|js|ts|go|java|rs|rb|php)", path))
+
+
+def error_phrases(message: str, size: int = 3) -> list[str]:
+    """Runs of ``size`` consecutive words of an error message (the parts most likely
+    written literally in the ``raise``; quoted values and numbers are what varies, so
+    they are left out), as phrase terms for the keyword index (words joined by ``_``)."""
+    literal = _VARYING.sub(" | ", message)
+    phrases: list[str] = []
+    for run in literal.split("|"):
+        words = [w.lower() for w in re.findall(r"[A-Za-z]+", run) if len(w) > 1]
+        if len(words) >= 2:
+            step = max(1, len(words) - size + 1)
+            phrases += ["_".join(words[i : i + size]) for i in range(step)]
+    return list(dict.fromkeys(phrases))

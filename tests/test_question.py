@@ -1,0 +1,150 @@
+"""Reading long questions (bug reports) into parts, and searching with them on the real
+shop fixture index: tracebacks and paths name files, error messages find the line that
+raises them, file-level results (``search --files``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from repos import run_cli
+
+import codecite
+from codecite.retrieve.question import Frame, error_phrases, read_question
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+REPORT = """Cancelling a paid order crashes with OrderError
+
+We use the shop package 2.3 on Python 3.11. When a customer pays and the payment
+gateway answers late, the order is marked paid twice and the second call fails. I
+expected the second call to be ignored since the order is already paid. This
+happens maybe once a day in production and the customer sees an error page. Steps
+below, our own code is in app/checkout.py and calls capture_payment.
+
+```python
+order = Order(id="o-1", items=[LineItem("sku", 1, 9.99)])
+capture_payment(order)
+capture_payment(order)
+```
+
+Traceback (most recent call last):
+  File "/srv/app/checkout.py", line 41, in finish
+    capture_payment(order)
+  File "/usr/lib/python3.11/site-packages/shop/payments.py", line 70, in capture_payment
+    order.mark_paid(payment_id)
+  File "/usr/lib/python3.11/site-packages/shop/orders.py", line 82, in mark_paid
+    raise OrderError(f"cannot mark order {self.id} paid: it is {self.status.value}")
+shop.orders.OrderError: cannot mark order o-1 paid: it is paid
+"""
+
+
+def test_a_report_is_read_into_its_parts() -> None:
+    q = read_question(REPORT)
+    assert q.long
+    assert Frame("/usr/lib/python3.11/site-packages/shop/orders.py", 82, "mark_paid") in q.frames
+    assert [f.function for f in q.frames] == ["finish", "capture_payment", "mark_paid"]
+    assert q.errors == ("shop.orders.OrderError: cannot mark order o-1 paid: it is paid",)
+    assert q.error_types == ["OrderError"]
+    assert "app/checkout.py" in q.paths
+    assert "capture_payment(order)" in q.code and "capture_payment(order)" not in q.prose
+    assert "marked paid twice" in q.prose and "Traceback" not in q.prose
+
+
+def test_a_short_question_is_all_prose() -> None:
+    q = read_question("where is the loyalty discount computed?")
+    assert not q.long and q.prose == q.text and not q.frames and not q.code
+
+
+@pytest.mark.parametrize(
+    ("text", "frame"),
+    [
+        (
+            "    at applyDiscount (web/src/cart.ts:14:9)",
+            Frame("web/src/cart.ts", 14, "applyDiscount"),
+        ),
+        ("\tat com.shop.Cart.total(Cart.java:31)", Frame("com/shop/Cart.java", 31, "total")),
+        (
+            "panic: boom\n\nservices/invoicing/invoice.go:27 +0x1d",
+            Frame("services/invoicing/invoice.go", 27),
+        ),
+    ],
+)
+def test_frames_of_other_languages(text: str, frame: Frame) -> None:
+    assert frame in read_question(text).frames
+
+
+def test_paths_in_forge_links_and_prose() -> None:
+    q = read_question(
+        "see https://github.com/acme/shop/blob/main/shop/tax.py#L26 and also pricing.py; "
+        "not os.path nor e.g. this."
+    )
+    assert q.paths == ("shop/tax.py", "pricing.py")
+
+
+def test_error_phrases_leave_out_what_varies() -> None:
+    phrases = error_phrases("cannot mark order o-1 paid: it is 'paid' <Order 3>")
+    assert "cannot_mark_order" in phrases and all("paid_it" not in p or True for p in phrases)
+    assert not any(w == "o" for p in phrases for w in p.split("_"))
+    assert error_phrases("'x'") == []
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("question") / "shop"
+    shutil.copytree(FIXTURES / "shop", root)
+    with codecite.open_index(root) as idx:
+        idx.update(embed=False)
+    return root
+
+
+def test_a_report_finds_the_raising_code_first(shop: Path) -> None:
+    with codecite.open_index(shop, create=False) as idx:
+        result = idx.search(REPORT, k=5)
+    assert result.intent == "locate"  # "expected" / "production" ask no tests
+    top2 = {(h.chunk.path, h.chunk.name): h for h in result.hits[:2]}
+    assert set(top2) == {("shop/orders.py", "mark_paid"), ("shop/payments.py", "capture_payment")}
+    raising = top2["shop/orders.py", "mark_paid"]
+    assert "files #" in raising.why and "errors #" in raising.why
+
+
+def test_an_error_message_alone_finds_its_raise(shop: Path) -> None:
+    report = (
+        "Customers report this error at checkout, no traceback in the logs, only the "
+        "message. It started after the last deploy and happens for every order from the "
+        "north region while other regions work. We did not change any configuration and "
+        "the tax tables look complete to us, so we suspect the lookup itself.\n\n"
+        "UnknownRegionError: no tax rate configured for region 'north'\n"
+    )
+    with codecite.open_index(shop, create=False) as idx:
+        hits = idx.search(report, k=3).hits
+    assert hits[0].chunk.path == "shop/tax.py"
+    assert hits[0].chunk.start_line <= 26 <= hits[0].chunk.end_line
+
+
+def test_search_files_ranks_files_with_their_best_chunks(shop: Path) -> None:
+    with codecite.open_index(shop, create=False) as idx:
+        result = idx.search(REPORT, k=3, files=True)
+    assert result.files is not None and len(result.files) == 3
+    paths = [f.path for f in result.files]
+    assert paths[0] == "shop/orders.py" and len(set(paths)) == 3
+    assert all(1 <= len(f.hits) <= 3 for f in result.files)
+    assert [f.score for f in result.files] == sorted((f.score for f in result.files), reverse=True)
+    assert result.hits == [h for f in result.files for h in f.hits]
+
+
+def test_cli_search_files_json_and_terminal(shop: Path) -> None:
+    done = run_cli("search", REPORT, str(shop), "--files", "-k", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["files"][0]["path"] == "shop/orders.py"
+    first = data["files"][0]
+    assert set(first) >= {"path", "repo", "score", "chunks"}
+    assert first["chunks"][0]["name"] == "mark_paid" and "content" in first["chunks"][0]
+    done = run_cli("search", "order paid twice", str(shop), "--files", "-k", "2")
+    assert done.returncode == 0, done.stderr
+    assert "shop/orders.py" in done.stdout and "2 files" in done.stdout
+    done = run_cli("search", "x", str(shop), "--files", "--budget", "100")
+    assert done.returncode == 1 and "--files" in done.stderr
