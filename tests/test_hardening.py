@@ -403,3 +403,41 @@ def test_a_secret_in_a_question_is_scrubbed_before_the_query_log(indexed: Path) 
         assert proc.returncode == 0, proc.stderr
     log = (indexed / ".codecite" / "queries.jsonl").read_text()
     assert token not in log and log.count("redacted:github-token") >= 2
+
+
+def test_a_script_without_a_main_guard_fails_fast_instead_of_hanging(tmp_path: Path) -> None:
+    """Parse workers start by importing the caller's script again; one that indexes at
+    import time used to wait for ever on the writer lock its parent held."""
+    repo = tmp_path / "repo"
+    shutil.copytree(Path(codecite.__file__).parent, repo, ignore=shutil.ignore_patterns("*.pyc"))
+    script = tmp_path / "index_it.py"
+    script.write_text(
+        "import sys\nimport codecite\n"
+        "with codecite.open_index(sys.argv[1]) as index:\n"
+        "    index.update(embed=False)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script), str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "CODECITE_WORKERS": "2"},
+    )
+    assert done.returncode != 0
+    assert 'if __name__ == "__main__":' in done.stderr
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text(
+        "import sys\nimport codecite\n"
+        "if __name__ == '__main__':\n"
+        "    with codecite.open_index(sys.argv[1]) as index:\n"
+        "        print(index.update(embed=False).files_seen)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(guarded), str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "CODECITE_WORKERS": "2"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) > 24

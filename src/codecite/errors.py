@@ -10,6 +10,7 @@ for :class:`Interrupted`)::
     │   ├── ModelMismatchError      index built with another embedding model
     │   ├── IndexCorruptError       index files damaged: rebuild with ``index --full``
     │   ├── IndexOutdatedError      a read-only open found an older format: run ``index``
+    │   ├── WorkerStartError        parse workers could not start (script without a main guard)
     │   ├── UnknownBackendError     a name not in a registry (--llm, embedder)
     │   └── AmbiguousSymbolError    a name matches several definitions; lists them
     ├── IndexFormatError            index written by a newer codecite
@@ -79,6 +80,11 @@ class IndexOutdatedError(UserError):
 
 class UnknownBackendError(UserError):
     pass
+
+
+class WorkerStartError(UserError):
+    """The parse workers could not start (a script calling codecite without a
+    ``__main__`` guard: each worker imports it again)."""
 
 
 class AmbiguousSymbolError(UserError):

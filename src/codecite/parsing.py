@@ -8,12 +8,15 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import partial
 
 from .chunking import chunk_file, parse
 from .chunking.grammars import is_code_language
 from .config import Config
+from .errors import WorkerStartError
 from .graph import extract_facts
 from .priority import chunk_priority
 from .scrub import scrub
@@ -25,6 +28,8 @@ log = logging.getLogger(__name__)
 
 #: Below this many files the parse stage runs in-process (a pool costs more).
 MIN_FILES_FOR_POOL = 24
+#: Files a worker processes per task (fewer round trips than one by one).
+WORKER_BATCH = 8
 
 
 @dataclass
@@ -93,11 +98,6 @@ def process_file(
     return result
 
 
-def _work(repo: str, config: Config, item: tuple[SourceFile, str]) -> FileResult | Skipped:
-    source, known = item
-    return process_file(source, known, repo, config)
-
-
 def run_workers(
     items: Sequence[tuple[SourceFile, str]], repo: str, config: Config
 ) -> Iterator[FileResult | Skipped]:
@@ -107,8 +107,29 @@ def run_workers(
         for source, known in items:
             yield process_file(source, known, repo, config)
         return
-    with _context().Pool(workers, initializer=_worker_init) as pool:
-        yield from pool.imap_unordered(partial(_work, repo, config), items, chunksize=8)
+    work = partial(_work_batch, repo, config)
+    pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_worker_init)
+    try:
+        futures = [
+            pool.submit(work, items[i : i + WORKER_BATCH])
+            for i in range(0, len(items), WORKER_BATCH)
+        ]
+        for future in as_completed(futures):
+            yield from future.result()
+    except BrokenProcessPool:
+        raise WorkerStartError(
+            "the parse workers stopped before they could start. If you call codecite from a "
+            "script, put that code under `if __name__ == \"__main__\":` (Python starts each "
+            "worker by importing your script again)"
+        ) from None
+    finally:  # interrupted or done: never wait for batches nobody will read
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _work_batch(
+    repo: str, config: Config, batch: Sequence[tuple[SourceFile, str]]
+) -> list[FileResult | Skipped]:
+    return [process_file(source, known, repo, config) for source, known in batch]
 
 
 def _context() -> multiprocessing.context.BaseContext:
