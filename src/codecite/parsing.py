@@ -119,7 +119,7 @@ def run_workers(
     except BrokenProcessPool:
         raise WorkerStartError(
             "the parse workers stopped before they could start. If you call codecite from a "
-            "script, put that code under `if __name__ == \"__main__\":` (Python starts each "
+            'script, put that code under `if __name__ == "__main__":` (Python starts each '
             "worker by importing your script again)"
         ) from None
     finally:  # interrupted or done: never wait for batches nobody will read
