@@ -106,10 +106,14 @@ class MemoryStore:
         """Everything a real SQLite store holds for queries, read out of it: chunks with
         ``chunks()``, edges with ``edges_from`` for every chunk, vectors with
         ``vector_rows()`` (all public methods); the metadata with a plain ``SELECT`` on
-        ``store.conn``, as no public method lists every key."""
+        ``store.conn``, as no public method lists every key (a PostgreSQL store's
+        ``all_meta()``)."""
         chunks = list(store.chunks())
         edges = [edge for chunk in chunks for edge in store.edges_from(chunk.id)]
-        meta = {str(k): str(v) for k, v in store.conn.execute("SELECT key, value FROM meta")}
+        if hasattr(store, "all_meta"):  # the PostgreSQL store lists its metadata itself
+            meta = dict(store.all_meta())
+        else:
+            meta = {str(k): str(v) for k, v in store.conn.execute("SELECT key, value FROM meta")}
         rows = store.vector_rows()
         vectors = (list(rows.ids), np.array(rows.matrix, dtype=np.float32)) if rows else None
         return cls(chunks, edges, meta, vectors)

@@ -1,8 +1,10 @@
 """End-to-end incremental indexing on real temporary git repositories, with the
-real chunker, graph, SQLite store and the bundled embedding model."""
+real chunker, graph, store and the bundled embedding model. The tests on the ``repo``
+fixture run over both stores: SQLite, and PostgreSQL (tests/pg.py; ``store_backend``)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -44,7 +46,7 @@ DATABASE_URL = "postgres://admin:S3cr3tPassw0rd@db.internal:5432/shop"
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def repo(tmp_path: Path, store_backend: str) -> Path:
     return make_git_repo(
         tmp_path / "repo",
         {
@@ -121,19 +123,9 @@ def test_deleted_file_disappears_with_chunks_and_edges(repo: Path) -> None:
     assert report.deleted == ["billing/pricing.py"]
     with codecite.open_index(repo) as idx:
         assert list(idx.chunks("billing/pricing.py")) == []
-        db = idx.store.conn
-        assert (
-            db.execute(
-                "SELECT count(*) FROM edges WHERE dst NOT IN (SELECT id FROM chunks)"
-            ).fetchone()[0]
-            == 0
-        )
-        assert (
-            db.execute(
-                "SELECT count(*) FROM vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)"
-            ).fetchone()[0]
-            == 0
-        )
+        with idx.store.transaction():  # nothing dangling is left to prune
+            assert idx.store.prune_edges() == 0
+            assert idx.store.prune_vectors() == 0
 
 
 def test_renamed_file_is_not_reembedded(repo: Path) -> None:
@@ -144,15 +136,32 @@ def test_renamed_file_is_not_reembedded(repo: Path) -> None:
     assert report.embedded == 0 and report.embed_reused > 0 and report.embed_pending == 0
 
 
-def test_no_secret_reaches_the_database(repo: Path) -> None:
+def test_no_secret_reaches_the_database(repo: Path, store_backend: str) -> None:
     report = _index(repo)
     assert sum(report.secrets_redacted.values()) >= 3
+    if store_backend == "postgres":
+        _no_secret_in_postgres(os.environ["CODECITE_STORE"])
+        return
     raw = (repo / ".codecite" / "index.db").read_bytes()
     for secret in (b"AKIAIOSFODNN7EXAMPLQ", b"hunter2-Very-Secret", b"S3cr3tPassw0rd"):
         assert secret not in raw
     db = sqlite3.connect(repo / ".codecite" / "index.db")
     content = db.execute("SELECT content FROM chunks WHERE path='billing/settings.py'").fetchone()
     assert "«redacted:" in content[0]
+
+
+def _no_secret_in_postgres(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        for table in ("chunks", "files", "refs", "imports", "meta"):
+            for (text,) in conn.execute(f"SELECT t::text FROM codecite.{table} t"):
+                for secret in ("AKIAIOSFODNN7EXAMPLQ", "hunter2-Very-Secret", "S3cr3tPassw0rd"):
+                    assert secret not in text, table
+        (content,) = conn.execute(
+            "SELECT content FROM codecite.chunks WHERE path = 'billing/settings.py'"
+        ).fetchone()
+    assert "«redacted:" in content
 
 
 def test_no_embed_then_embed_resumes(repo: Path) -> None:

@@ -58,9 +58,18 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module", params=["sqlite", "memory"])
+@pytest.fixture(scope="module", params=["sqlite", "memory", "postgres"])
 def searcher(shop: Path, request: pytest.FixtureRequest) -> Iterator[Searcher]:
-    """The index's searcher over SQLite, or a searcher over an in-memory copy of it."""
+    """The index's searcher over SQLite, over an in-memory copy of it, or over the same
+    repository indexed into PostgreSQL (tests/pg.py; same golden-set floors)."""
+    if request.param == "postgres":
+        url = request.getfixturevalue("pg_module_url")
+        with codecite.open_index(shop, overrides={"store": url}) as writer:
+            writer.update()  # the embedding cache holds every vector: nothing is computed
+        idx = codecite.open_index(shop, create=False, overrides={"store": url})
+        yield idx.searcher
+        idx.close()
+        return
     idx = codecite.open_index(shop)
     if request.param == "sqlite":
         yield idx.searcher
@@ -135,7 +144,9 @@ def test_impact_question_expands_to_callers_and_tests(searcher: Searcher) -> Non
 
 
 def test_explain_question_expands_to_callees(searcher: Searcher) -> None:
-    narrow = Searcher(searcher.store, searcher.config.replace(candidates=2))
+    # Three candidates per list (two left only tests and overviews as seeds with the
+    # 128-token embedding text of issue 13): the point is what expansion adds.
+    narrow = Searcher(searcher.store, searcher.config.replace(candidates=3))
     result = narrow.search("how does checkout work", k=15)
     assert result.intent == "explain"
     callees = {h.chunk.qualname for h in result.hits if h.source == "graph:calls"}

@@ -9,6 +9,7 @@ import ast
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from codecite.config import Config
 from codecite.evaluate import load_golden
 from codecite.filters import Filters
 from codecite.retrieve.keyword import query_terms
+from codecite.store.postgres import PostgresStore
 from codecite.store.protocols import (
     ChunkReader,
     GraphReader,
@@ -68,6 +70,12 @@ def _sqlite_conforms(
     return (store, store, store, store, store, store)
 
 
+def _postgres_conforms(
+    store: PostgresStore,
+) -> tuple[ChunkReader, GraphReader, KeywordIndex, VectorSource, ReadStore, IndexWriter]:
+    return (store, store, store, store, store, store)
+
+
 def _memory_conforms(
     store: MemoryStore,
 ) -> tuple[ChunkReader, GraphReader, KeywordIndex, VectorSource, ReadStore]:
@@ -75,16 +83,22 @@ def _memory_conforms(
 
 
 # --- fixtures -------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def stores(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[tuple[SQLiteStore, MemoryStore, Config]]:
-    """The shop fixture indexed for real, and an in-memory copy of its index."""
+    """The shop fixture indexed for real (into SQLite, or into PostgreSQL from
+    tests/pg.py: the same tests then hold for that backend), and an in-memory copy."""
     root = tmp_path_factory.mktemp("protocols") / "shop"
     shutil.copytree(FIXTURES / "shop", root)
-    idx = codecite.open_index(root)
+    overrides: dict[str, object] = {}
+    if request.param == "postgres":
+        overrides["store"] = request.getfixturevalue("pg_module_url")
+    idx = codecite.open_index(root, overrides=overrides)
     idx.update()
-    yield idx.store, MemoryStore.copy_of(idx.store), idx.config
+    # typed as SQLiteStore for the comparisons; a PostgresStore has the same methods
+    store = cast(SQLiteStore, idx.store)
+    yield store, MemoryStore.copy_of(store), idx.config
     idx.close()
 
 
@@ -177,6 +191,8 @@ def test_sqlite_store_conforms_to_every_protocol(
 ) -> None:
     sqlite_store, _, _ = stores
     assert all(s is sqlite_store for s in _sqlite_conforms(sqlite_store))
+    if isinstance(sqlite_store, PostgresStore):
+        assert all(s is sqlite_store for s in _postgres_conforms(sqlite_store))
     for protocol in (*READ_PROTOCOLS, IndexWriter):
         assert isinstance(sqlite_store, protocol), protocol.__name__
 

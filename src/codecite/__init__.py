@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .filters import Filters
     from .indexer import IndexReport
     from .progress import Progress
-    from .retrieve.types import Hit, SearchResult
+    from .retrieve.types import FileHit, Hit, SearchResult
     from .types import Chunk, Edge
 
 # Public names → defining module. Imported on first use, so that importing one
@@ -52,6 +52,7 @@ _EXPORTS = {
     "Filters": "filters",
     "IndexReport": "indexer",
     "Progress": "progress",
+    "FileHit": "retrieve.types",
     "Hit": "retrieve.types",
     "SearchResult": "retrieve.types",
     "Chunk": "types",
@@ -81,6 +82,7 @@ __all__ = [
     "Config",
     "Edge",
     "Endpoint",
+    "FileHit",
     "Filters",
     "Hit",
     "Index",

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import multiprocessing
+import os
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -14,13 +16,16 @@ from .answer.answerer import Answer, Answerer, Draft
 from .answer.llm import EXTRACTIVE, LLM, LLMChoice, resolve_llm
 from .answer.streaming import stream_pieces
 from .config import Config, load_config
-from .errors import IndexMissingError, PathError, UserError
+from .errors import IndexMissingError, PathError, UserError, WorkerStartError
 from .filters import Filters
 from .freshness import Freshness, Tracker
 from .indexer import Indexer, IndexReport
 from .progress import ProgressFn
 from .retrieve import Searcher
-from .retrieve.types import Hit, SearchResult, mark_stale
+from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
+from .store import Store, open_store
+from .store.postgres import is_postgres_url
+from .store.protocols import TIERS, Tier
 from .store.sqlite import SQLiteStore
 from .store.sqlite_base import DB_NAME, OWN_FILES
 from .types import Chunk, SourceFile
@@ -34,6 +39,7 @@ T = TypeVar("T")
 __all__ = [
     "MAX_K",
     "Answer",
+    "FileHit",
     "Filters",
     "Hit",
     "Index",
@@ -77,10 +83,35 @@ class IndexStatus:
     added: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    #: The static vector tier (issue 15): vectors, model and width.
+    static_vectors: int = 0
+    static_model: str = ""
+    static_dim: int = 0
 
     @property
     def embedded_fraction(self) -> float:
         return self.vectors / self.chunks if self.chunks else 1.0
+
+    @property
+    def static_fraction(self) -> float:
+        return self.static_vectors / self.chunks if self.chunks else 1.0
+
+    def tiers(self) -> dict[str, dict[str, object]]:
+        """Coverage of each vector tier: model, vectors, chunks, fraction."""
+        return {
+            "static": {
+                "model": self.static_model,
+                "vectors": self.static_vectors,
+                "chunks": self.chunks,
+                "fraction": self.static_fraction,
+            },
+            "model": {
+                "model": self.embedder,
+                "vectors": self.vectors,
+                "chunks": self.chunks,
+                "fraction": self.embedded_fraction,
+            },
+        }
 
     @property
     def stale_files(self) -> int:
@@ -115,7 +146,7 @@ class Index:
     for every later ``search`` / ``ask`` on this object.
     """
 
-    def __init__(self, root: Path, index_dir: Path, config: Config, store: SQLiteStore) -> None:
+    def __init__(self, root: Path, index_dir: Path, config: Config, store: Store) -> None:
         self.root, self.dir, self.config, self.store = root, index_dir, config, store
         self._searcher: Searcher | None = None
         self._answerer: Answerer | None = None
@@ -149,10 +180,15 @@ class Index:
         expand: bool | None = None,
         rerank: bool | None = None,
         budget: int | None = None,
+        files: bool = False,
+        tiers: Collection[Tier] = TIERS,
     ) -> SearchResult:
         """Ranked hits for ``query``: keyword + vector search fused, graph expansion and
         rerank (``None``: as the config says; both on by default), packed to ``budget``
-        tokens when given. Build ``filters`` from user input with :meth:`Filters.parse`."""
+        tokens when given. Build ``filters`` from user input with :meth:`Filters.parse`.
+        With ``files``: the ``k`` best files in ``result.files``, each with its best
+        chunks (``budget`` does not apply). ``tiers``: the vector tiers searched
+        (``()``: keyword search only; ``("static",)``: as before the model's vectors)."""
         if not query.strip():
             raise UserError("the query is empty; say what to look for")
         if not 1 <= k <= MAX_K:
@@ -160,12 +196,19 @@ class Index:
         with self.store.reporting_damage():
             result, fresh = self.fresh(
                 lambda: self.searcher.search(
-                    query, k=k, filters=filters, expand=expand, rerank=rerank, budget=budget
+                    query,
+                    k=k,
+                    filters=filters,
+                    expand=expand,
+                    rerank=rerank,
+                    budget=budget,
+                    files=files,
+                    tiers=tiers,
                 ),
                 lambda found: (h.chunk.path for h in found.hits),
             )
         result.refreshed_files, result.stale_files = fresh.refreshed, fresh.stale
-        result.hits = mark_stale(result.hits, fresh.stale)
+        mark_stale_result(result, fresh.stale)
         return result
 
     # --- freshness (see codecite.freshness.Tracker) -------------------------------------
@@ -288,11 +331,21 @@ class Index:
             raise UserError(
                 f"{self.dir} was opened read-only; open it with `open_index(path)` to update it"
             )
+        if getattr(multiprocessing.current_process(), "_inheriting", False):
+            # A parse worker importing the caller's script again (no __main__ guard):
+            # fail at once; waiting for the writer lock its parent holds would hang both.
+            raise WorkerStartError(
+                "codecite's parse worker is importing your script again: put the code that "
+                'calls codecite under `if __name__ == "__main__":`'
+            )
         indexer = Indexer(self.store, self.root, self.config, self.repo, on_progress)
         with self.store.reporting_damage():
             if dry_run:
                 return indexer.run(full=full, embed=embed, dry_run=True)
             with self.store.writer_lock(on_wait):
+                if not isinstance(self.store, SQLiteStore):  # a shared store: found by name
+                    with self.store.transaction():  # from any folder, even mid-run
+                        self.store.set_meta({"repo": self.repo, "root": str(self.root)})
                 return indexer.run(full=full, embed=embed, dry_run=False)
 
     def chunks(self, path: str | None = None) -> Iterator[Chunk]:
@@ -317,6 +370,9 @@ class Index:
             edges=counts["edges"],
             embedder=meta("embedder"),
             embedding_dim=int(meta("embedding_dim", "0") or 0),
+            static_vectors=counts.get("static_vectors", 0),
+            static_model=meta("static_model"),
+            static_dim=int(meta("static_dim", "0") or 0),
             format_version=int(meta("format_version", "0")),
             indexed_commit=meta("indexed_commit"),
             head_commit=walked.head_commit,
@@ -417,13 +473,33 @@ def open_index(
     """
     root = _root_of(path)
     folder = Path(index_dir).expanduser().resolve() if index_dir else root / INDEX_DIRNAME
+    if config is None and is_postgres_url(_store_setting(overrides)):
+        config = load_config(root, overrides=overrides)
+    if config is not None and is_postgres_url(config.store):  # shared store (DESIGN §13)
+        shared = open_store(
+            config.store,
+            repo=config.repo_name or root.name,
+            index_dir=folder,
+            create=create,
+            readonly=not create,
+        )
+        return Index(root, folder, config, shared)
     if not create and not (folder / DB_NAME).is_file():
         raise IndexMissingError(f"no index at {folder}; build one with `codecite index {path}`")
     if create:
         _check_index_folder(folder)
     cfg = config or load_config(root, overrides=overrides)
+    if is_postgres_url(cfg.store):  # set in the repository's codecite.toml
+        return open_index(root, index_dir=index_dir, config=cfg, create=create)
     store = SQLiteStore(folder, create=create, readonly=not create, discard_damaged=discard_damaged)
     return Index(root, folder, cfg, store)
+
+
+def _store_setting(overrides: dict[str, object] | None) -> str:
+    """The store chosen by an option or ``CODECITE_STORE`` (before a repository's
+    config files are read)."""
+    from_option = (overrides or {}).get("store")
+    return str(from_option or os.environ.get("CODECITE_STORE", ""))
 
 
 def _check_index_folder(folder: Path) -> None:
@@ -450,7 +526,11 @@ def open_existing(
     overrides: dict[str, object] | None = None,
 ) -> Index:
     """Open an existing index read-only: ``index_dir`` if given, else the nearest one
-    above ``start``."""
+    above ``start``. With a shared store (``--store URL`` / ``CODECITE_STORE``) the
+    repository is the one named ``--repo-name`` (else the nearest index folder's
+    repository), found from any folder: its root is recorded in the database."""
+    if is_postgres_url(_store_setting(overrides)) and not index_dir:
+        return _open_shared(start, overrides or {})
     if index_dir:
         folder = Path(index_dir).expanduser().resolve()
         if not (folder / DB_NAME).is_file():
@@ -466,3 +546,47 @@ def open_existing(
             "build one with `codecite index PATH` or pass --index DIR"
         )
     return open_index(found.parent, index_dir=found, create=False, overrides=overrides)
+
+
+def _open_shared(start: str | Path, overrides: dict[str, object]) -> Index:
+    """A repository of the shared store, opened read-only from any folder."""
+    url = _store_setting(overrides)
+    name = str(overrides.get("repo_name") or os.environ.get("CODECITE_REPO_NAME", ""))
+    if not name:
+        found = find_index(start)
+        name = found.parent.name if found else Path(start).resolve().name
+    store = open_store(url, repo=name, readonly=True)
+    try:
+        recorded = store.get_meta("root")
+    finally:
+        store.close()
+    root = Path(recorded) if recorded else None
+    if root is None or not root.is_dir():
+        raise PathError(
+            f"repository {name!r} was indexed from {recorded or 'an unknown folder'}, which "
+            "is not on this machine; pass its local path: `codecite search QUERY PATH`"
+        )
+    return open_index(root, create=False, overrides={**overrides, "repo_name": name})
+
+
+def migrate_index(source: str | Path, url: str, repo_name: str | None = None) -> dict[str, object]:
+    """Copy the SQLite index folder ``source`` (e.g. ``REPO/.codecite``) into the
+    PostgreSQL store at ``url``, vectors included (nothing is re-embedded); the
+    repository's rows there are replaced. Returns ``{"repo", "counts"}``."""
+    from .store.copy import migrate
+
+    report = migrate(Path(source).expanduser().resolve(), url, repo_name)
+    return {"repo": report.repo, "counts": report.counts}
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password hidden, for messages."""
+    from .store.postgres import redact
+
+    return redact(url)
+
+
+def is_shared_store(location: str) -> bool:
+    """Whether ``location`` names a shared store (a ``postgresql://`` URL) rather
+    than an index folder."""
+    return is_postgres_url(location)

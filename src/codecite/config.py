@@ -74,8 +74,14 @@ class Config:
     max_file_bytes: int = 1_048_576
     #: Follow the default excludes (lock files, vendored, minified, generated).
     default_excludes: bool = True
-    #: Repository name stored in every chunk; "" means the folder name.
+    #: Repository name stored in every chunk; "" means the folder name. With a shared
+    #: store (PostgreSQL) it is also the repository's name in the database.
     repo_name: str = ""
+    # --- storage --------------------------------------------------------------
+    #: Where the index lives: "" = embedded SQLite in the index folder; a
+    #: ``postgresql://USER@HOST/DB`` URL = the shared PostgreSQL + pgvector store (many
+    #: repositories in one database, named by ``repo_name``). Env: CODECITE_STORE.
+    store: str = ""
     # --- chunking -------------------------------------------------------------
     #: A function longer than this many lines is split at statement boundaries.
     max_chunk_lines: int = 150
@@ -98,6 +104,9 @@ class Config:
     embed_threads: int = 0
     #: Shared embedding cache folder; "" means the user cache folder.
     cache_dir: str = ""
+    #: Build the static vector tier (issue 15) before the model's vectors: search is
+    #: good within seconds. Env: CODECITE_STATIC_TIER.
+    static_tier: bool = True
     #: Chunks committed per embedding batch transaction.
     embed_commit_every: int = 256
     #: Base URL of an ``openai:MODEL`` embedder ("" = CODECITE_OPENAI_BASE_URL, then
@@ -116,8 +125,25 @@ class Config:
     #: Weights used instead for natural-language questions with no identifier.
     prose_keyword_weight: float = 1.0
     prose_vector_weight: float = 1.0
+    #: The static tier's list (issue 15) weighs the vector weight times this while
+    #: model vectors are missing, and times ``static_weight_full`` once all exist.
+    static_weight: float = 1.0
+    static_weight_full: float = 0.0
     #: Candidates taken from each list before fusion.
     candidates: int = 50
+    #: Long questions (bug reports, retrieve/question.py): the most informative terms
+    #: kept per part, the identifiers looked up, and each part's RRF weight.
+    long_query_terms: int = 24
+    long_query_symbols: int = 20
+    #: Keyword candidates whose files' evidence is added up (``prose_files`` list).
+    long_query_pool: int = 300
+    question_file_evidence_weight: float = 1.0
+    question_prose_weight: float = 1.0
+    question_code_weight: float = 0.6
+    question_symbol_weight: float = 1.0
+    question_file_weight: float = 1.5
+    question_error_weight: float = 1.0
+    question_vector_weight: float = 2.0
     #: BM25 weights of the keyword index's columns (symbol names, path, body).
     bm25_symbol_weight: float = 4.0
     bm25_path_weight: float = 2.0
@@ -135,12 +161,27 @@ class Config:
     # Rerank: signals we own, added to the fused score normalised to [0, 1].
     rerank: bool = True
     rerank_exact_symbol: float = 0.5
+    rerank_exact_symbol_long: float = 0.25
     rerank_agreement: float = 0.15
     #: Agreement counts when the chunk is within this rank in both lists.
     rerank_agreement_top: int = 10
     rerank_graph_proximity: float = 0.1
     #: Subtracted for tests/docs/examples unless the question is about them (then added).
     rerank_path_prior: float = 0.15
+    #: The same for long questions (bug reports).
+    rerank_path_prior_long: float = 0.4
+    #: Subtracted for prose, configuration and text files (markdown, YAML, ChangeLog)
+    #: unless the question names such things (docs, config, CI, setup, ...).
+    rerank_non_code_prior: float = 0.3
+    #: For long questions, a hit gains this share of the evidence of its file's other
+    #: hits (retrieve/files.py; file rankings, ``search --files``, always add it up).
+    file_evidence_weight: float = 0.3
+    #: At most this many chunks of one file before other files get a turn (0: no limit).
+    max_chunks_per_file: int = 3
+    #: ``search --files``: the best chunks shown under each file.
+    file_chunks: int = 3
+    #: A class chunk spanning at least this many lines ranks as coarse as a module.
+    large_class_lines: int = 300
     #: Subtracted for module headers, line windows and whole files (less precise units).
     rerank_coarse_kind: float = 0.05
     #: Characters per token when packing to a budget.

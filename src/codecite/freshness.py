@@ -18,7 +18,7 @@ from typing import TypeVar
 from .config import Config
 from .errors import UserError
 from .indexer import Indexer
-from .store.sqlite import SQLiteStore
+from .store.protocols import Store
 from .walk import file_digest
 
 T = TypeVar("T")
@@ -110,9 +110,7 @@ class Tracker:
     """Query-time freshness of one open index: which files changed, re-indexing them
     inline, and how often every file is checked (per ``refresh_interval``)."""
 
-    def __init__(
-        self, store: SQLiteStore, root: Path, config: Config, repo: Callable[[], str]
-    ) -> None:
+    def __init__(self, store: Store, root: Path, config: Config, repo: Callable[[], str]) -> None:
         self.store, self.root, self.config, self.repo = store, root, config, repo
         self._known: tuple[int, list[tuple[str, int, int, str]]] | None = None
         self._last_fresh: Freshness | None = None
@@ -191,7 +189,7 @@ class Tracker:
     def _refresh_paths(self, paths: list[str]) -> str:
         """Re-index ``paths`` under the writer lock; "" when done, else why not."""
         try:
-            store = SQLiteStore(self.dir, create=False) if self.store.readonly else self.store
+            store = self.store.reopen_writable() if self.store.readonly else self.store
         except UserError as exc:  # a read-only folder, say
             return f"the index cannot be written here ({exc})"
         try:

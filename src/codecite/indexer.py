@@ -21,6 +21,8 @@ from pathlib import Path
 
 from .config import Config
 from .embed import (
+    EMBED_TEXT_VERSION,
+    EmbedCounts,
     Embedder,
     EmbeddingCache,
     default_cache_dir,
@@ -28,6 +30,8 @@ from .embed import (
     embed_with_cache,
     get_embedder,
 )
+from .embed.pgcache import shared_cache
+from .embed.static_stage import refresh_static_tier, update_static_tier
 from .errors import Interrupted, ModelMismatchError
 from .graph.resolve import Resolver, dedupe
 from .parsing import FileResult, run_workers
@@ -38,8 +42,10 @@ from .walk import WalkResult, folder_prefix, walk, walk_paths
 
 log = logging.getLogger(__name__)
 
-#: Chunks/s of the default model on 2 cores (bench/index_bench.py), for --dry-run estimates.
-ESTIMATED_CHUNKS_PER_SECOND = 20.0
+#: Chunks/s of the default model on 2 idle cores, for --dry-run estimates: the float model
+#: ran ~20/s (bench/index_bench.py); the quantized one at 128 tokens uses ~1/4 of the CPU
+#: time per chunk (bench/embed_bench.py), so ~60/s with some margin.
+ESTIMATED_CHUNKS_PER_SECOND = 60.0
 #: Files written per transaction in the parse stage.
 FILES_PER_COMMIT = 200
 GRAPH_KINDS = ("calls", "inherits", "tests", "imports")
@@ -66,12 +72,19 @@ class IndexReport:
     edges_by_kind: dict[str, int] = field(default_factory=dict)
     embedder: str = ""
     embedded: int = 0
-    #: Of ``embedded``, the texts the model computed (the rest came from the shared
-    #: embedding cache: another clone, branch or earlier version of the same code).
+    #: ``embedded`` = ``embed_computed`` (by the model) + ``embed_from_cache`` (from the
+    #: machine-wide embedding cache: another clone, branch or earlier version of the code).
     embed_computed: int = 0
+    embed_from_cache: int = 0
+    #: Chunks given the vector of a chunk with the same content already in this index
+    #: (a moved file, an unchanged function of an edited file); not in ``embedded``.
     embed_reused: int = 0
     embed_pending: int = 0
     estimated_embed_seconds: float = 0.0
+    #: The static tier (issue 15): its model, vectors computed, vectors reused by content.
+    static_model: str = ""
+    static_computed: int = 0
+    static_reused: int = 0
     interrupted: bool = False
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -119,7 +132,11 @@ class Indexer:
             if not dry_run:
                 self._finish_graph(report)
                 if embedder is not None:
+                    self._static_tier(report)
                     self._embed(embedder, report)
+                else:  # builds no tier, but keeps an existing static tier whole (ms):
+                    # a watched save is then found by meaning as well as by name
+                    report.static_computed = refresh_static_tier(self.store, self.config)
                 self._write_meta(walked, embedder)
             else:
                 self._estimate(report, embedder)
@@ -134,7 +151,7 @@ class Indexer:
 
     def refresh(self, paths: Iterable[str]) -> IndexReport:
         """Re-index just ``paths`` (changed, added or deleted files): their chunks, keyword
-        rows and graph edges; no embedding (their vectors follow at the next full run) and
+        rows, graph edges and static vectors; no model embedding (at the next full run) and
         no new indexed commit. The query-time freshness check calls this inline."""
         wanted = sorted(set(paths))
         report = IndexReport(str(self.root), str(self.store.dir))
@@ -146,6 +163,7 @@ class Indexer:
         try:
             self._update_files(files, report, False, scope=set(wanted))
             self._finish_graph(report)
+            report.static_computed = refresh_static_tier(self.store, self.config)
         finally:
             report.seconds = dict(self.timer.seconds)
         return report
@@ -156,10 +174,14 @@ class Indexer:
 
     def _check_model(self, name: str) -> None:
         built = self.store.get_meta("embedder")
+        # Indexes from before the version was recorded embedded text version 1.
+        built_text = self.store.get_meta("embedding_text_version") or "1"
         has_vectors = self.store.counts()["vectors"] > 0
-        if built and built != name and has_vectors:
+        text = str(EMBED_TEXT_VERSION)
+        if built and (built, built_text) != (name, text) and has_vectors:
             raise ModelMismatchError(
-                f"index built with {built}; run `codecite index --full` to rebuild with {name}"
+                f"index built with {built} (embedding text v{built_text}); run "
+                f"`codecite index --full` to rebuild with {name} (embedding text v{text})"
             )
 
     def _clear(self) -> None:
@@ -326,21 +348,20 @@ class Indexer:
             report.embed_reused = self.store.reuse_vectors_by_content()
             self.store.prune_vectors()
         total = self.store.count_missing_vectors()
-        cache = EmbeddingCache(default_cache_dir(self.config) / "embeddings.db")
+        # A PostgreSQL store's cache is in its database, shared by every worker.
+        cache = shared_cache(self.store) or EmbeddingCache(
+            default_cache_dir(self.config) / "embeddings.db"
+        )
         self.progress(Progress("embed", 0, total))
-        done = 0
+        done, counts = 0, EmbedCounts()
         try:
             while True:
                 chunks = self.store.chunks_missing_vectors(self.config.embed_commit_every)
                 if not chunks:
                     break
                 base = done
-                to_compute = [0]
 
-                def on_batch(
-                    n: int, needed: int, base: int = base, to_compute: list[int] = to_compute
-                ) -> None:
-                    to_compute[0] = needed  # distinct texts the model computes
+                def on_batch(n: int, _needed: int, base: int = base) -> None:
                     self.progress(Progress("embed", base + n, total))
 
                 matrix = embed_with_cache(
@@ -349,16 +370,23 @@ class Indexer:
                     [embed_text(c) for c in chunks],
                     self.config.embed_batch_size,
                     on_progress=on_batch,
+                    counts=counts,
                 )
                 with self.store.transaction():
                     self.store.put_vectors(chunks, matrix)
                 done += len(chunks)
                 report.embedded = done
-                report.embed_computed += to_compute[0]
+                report.embed_computed, report.embed_from_cache = counts.computed, counts.from_cache
                 self.progress(Progress("embed", done, total))
         finally:
             self.timer.add("embed", started)
         self.store.export_vectors(embedder.dim)
+
+    def _static_tier(self, report: IndexReport) -> None:
+        started = time.perf_counter()
+        done = update_static_tier(self.store, self.config, self.progress)
+        report.static_computed, report.static_reused = done.computed, done.reused
+        self.timer.add("static", started)
 
     def _finish_interrupted(self, report: IndexReport, embedder: Embedder | None) -> None:
         """Keep what was committed usable: vectors snapshot and metadata."""
@@ -392,6 +420,7 @@ class Indexer:
             "embedder": embedder.name,
             "embedder_spec": self.config.embedder,  # registry name, to load it again
             "embedding_dim": str(embedder.dim),
+            "embedding_text_version": str(EMBED_TEXT_VERSION),
         }
 
     def _summarise(self, report: IndexReport) -> None:
@@ -402,3 +431,4 @@ class Indexer:
         report.edges_by_kind = self.store.group_counts("edges", "kind")
         report.embed_pending = self.store.count_missing_vectors()
         report.embedder = self.store.get_meta("embedder")
+        report.static_model = self.store.get_meta("static_model")

@@ -95,4 +95,15 @@ def main() -> None:
 
 
 # Commands register themselves on ``app`` when imported.
-from . import answer, explain, freshness, indexing, mcp, query, serve, tokens  # noqa: E402, F401
+from . import (  # noqa: E402, F401
+    answer,
+    explain,
+    freshness,
+    indexing,
+    mcp,
+    migrate,
+    query,
+    serve,
+    tokens,
+    worker,
+)

@@ -38,13 +38,44 @@ app = typer.Typer(
 out = Console()
 err = Console(stderr=True)
 
-STAGE_LABELS = {"parse": "Parsing files", "graph": "Resolving graph", "embed": "Embedding chunks"}
-STAGE_UNITS = {"parse": "files", "graph": "steps", "embed": "chunks"}
+STAGE_LABELS = {
+    "parse": "Parsing files",
+    "graph": "Resolving graph",
+    "distil": "Building static model (once)",
+    "static": "Static vectors",
+    "embed": "Embedding chunks",
+}
+STAGE_UNITS = {
+    "parse": "files",
+    "graph": "steps",
+    "distil": "tokens",
+    "static": "chunks",
+    "embed": "chunks",
+}
 
 IndexOpt = Annotated[
     Path | None, typer.Option("--index", help="Index folder (default: PATH/.codecite).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+StoreOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Where the index lives: a postgresql://USER@HOST/DB URL selects the shared "
+        "PostgreSQL store (default: config `store` / $CODECITE_STORE, else SQLite in --index).",
+    ),
+]
+RepoNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--repo-name", help="The repository's name in a shared store (default: its folder name)."
+    ),
+]
+
+
+def store_overrides(store: str | None, repo_name: str | None) -> dict[str, object]:
+    """The --store/--repo-name options as config overrides (only those given)."""
+    return {key: value for key, value in (("store", store), ("repo_name", repo_name)) if value}
 
 
 @contextmanager

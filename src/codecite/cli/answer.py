@@ -19,12 +19,15 @@ from ._shared import (
     LangOpt,
     PathOpt,
     RepoArg,
+    RepoNameOpt,
+    StoreOpt,
     app,
     emit_json,
     err,
     open_for_query,
     out,
     parse_filters,
+    store_overrides,
     text_arg,
 )
 
@@ -54,6 +57,8 @@ def ask(
     path_glob: PathOpt = None,
     kind: KindOpt = None,
     as_json: JsonOpt = False,
+    store: StoreOpt = None,
+    repo_name: RepoNameOpt = None,
 ) -> None:
     """Answer a question from the indexed code; every claim cites path:start-end.
 
@@ -61,7 +66,11 @@ def ask(
     """
     question = text_arg(question)
     filters = parse_filters(lang, path_glob, kind)
-    overrides: dict[str, object] = {"llm": llm, "llm_base_url": base_url}
+    overrides: dict[str, object] = {
+        "llm": llm,
+        "llm_base_url": base_url,
+        **store_overrides(store, repo_name),
+    }
     with open_for_query(path, index_dir, overrides) as idx:
         choice = idx.choose_llm(idx.config.llm)
         if not as_json:

@@ -14,7 +14,18 @@ from rich.table import Table
 from ..api import Index, IndexStatus, open_existing, open_index
 from ..errors import UserError
 from ..indexer import IndexReport
-from ._shared import IndexOpt, JsonOpt, app, emit_json, err, out, progress_bar
+from ._shared import (
+    IndexOpt,
+    JsonOpt,
+    RepoNameOpt,
+    StoreOpt,
+    app,
+    emit_json,
+    err,
+    out,
+    progress_bar,
+    store_overrides,
+)
 
 
 # --- index ------------------------------------------------------------------------
@@ -39,12 +50,14 @@ def index(
         ),
     ] = None,
     as_json: JsonOpt = False,
+    store: StoreOpt = None,
+    repo_name: RepoNameOpt = None,
 ) -> None:
     """Index a repository: chunks, code graph, keyword index, then vectors.
 
     Re-running indexes only what changed. Ctrl-C keeps what was done; run again to resume.
     """
-    overrides: dict[str, object] = {"embedder": embedder}
+    overrides: dict[str, object] = {"embedder": embedder, **store_overrides(store, repo_name)}
 
     def on_wait(pid: str) -> None:
         who = f" (pid {pid})" if pid else ""
@@ -117,10 +130,16 @@ def _print_report(report: IndexReport) -> None:
             f"~{report.estimated_embed_seconds / 60:.1f} min on this machine (nothing written)."
         )
     else:
+        if report.static_model:
+            out.print(
+                f"Static vectors ({report.static_model}): {report.static_computed:,} computed, "
+                f"{report.static_reused:,} reused from the index."
+            )
         out.print(
-            f"Embeddings ({report.embedder or 'none'}): {report.embedded:,} embedded "
-            f"({report.embed_computed:,} by the model, the rest from the cache), "
-            f"{report.embed_reused:,} reused in the index, {report.embed_pending:,} pending."
+            f"Embeddings ({report.embedder or 'none'}): {report.embedded:,} vectors: "
+            f"{report.embed_computed:,} computed by the model, "
+            f"{report.embed_from_cache:,} from the machine-wide cache; "
+            f"{report.embed_reused:,} reused from the index; {report.embed_pending:,} pending."
         )
 
 
@@ -132,23 +151,36 @@ def status(
     ] = None,
     index_dir: IndexOpt = None,
     as_json: JsonOpt = False,
+    store: StoreOpt = None,
+    repo_name: RepoNameOpt = None,
 ) -> None:
     """Show what is indexed: files, chunks, model, embedded share and staleness."""
-    with _open(path, index_dir) as idx:
+    with _open(path, index_dir, store_overrides(store, repo_name)) as idx:
         st = idx.status()
     if as_json:
         data = asdict(st)
         data["embedded_fraction"] = st.embedded_fraction
+        data["static_fraction"] = st.static_fraction
+        data["tiers"] = st.tiers()
         data["stale_files"] = st.stale_files
         emit_json(data)
         return
     _print_status(st)
 
 
-def _open(path: Path | None, index_dir: Path | None) -> Index:
+def _open(path: Path | None, index_dir: Path | None, overrides: dict[str, object]) -> Index:
     if path is not None:
-        return open_index(path, index_dir=index_dir, create=False)
-    return open_existing(index_dir)
+        return open_index(path, index_dir=index_dir, create=False, overrides=overrides)
+    return open_existing(index_dir, overrides=overrides)
+
+
+def _tiers_line(st: IndexStatus) -> str:
+    """``static 950/1,000 (95%), model 120/1,000 (12%)``."""
+    tiers = (
+        ("static", st.static_vectors, st.static_fraction),
+        ("model", st.vectors, st.embedded_fraction),
+    )
+    return ", ".join(f"{tier} {n:,}/{st.chunks:,} ({share:.0%})" for tier, n, share in tiers)
 
 
 def _print_status(st: IndexStatus) -> None:
@@ -165,6 +197,7 @@ def _print_status(st: IndexStatus) -> None:
         ("chunks", f"{st.chunks:,}"),
         ("embedded", f"{st.vectors:,} ({st.embedded_fraction:.0%})"),
         ("model", f"{st.embedder or 'none'}" + (f" ({st.embedding_dim}-d)" if st.embedder else "")),
+        ("vector tiers", _tiers_line(st)),
         ("graph edges", ", ".join(f"{k} {v:,}" for k, v in st.edges_by_kind.items()) or "0"),
         ("indexed commit", commit),
         (
@@ -192,6 +225,8 @@ def chunks(
         bool, typer.Option("--content/--no-content", help="Show each chunk's code.")
     ] = True,
     as_json: JsonOpt = False,
+    store: StoreOpt = None,
+    repo_name: RepoNameOpt = None,
 ) -> None:
     """Show how files were cut into chunks (read a few to check the chunking)."""
     start = (
@@ -199,7 +234,7 @@ def chunks(
         if target is not None and target.is_dir()
         else (target.parent if target is not None else Path("."))
     )
-    with open_existing(index_dir, start=start) as idx:
+    with open_existing(index_dir, start=start, overrides=store_overrides(store, repo_name)) as idx:
         rel = _relative(target, idx.root) if target is not None else None
         found = list(idx.chunks(rel))
     if target is not None and not found:

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from ..api import MAX_K, Hit, Index
+from ..api import MAX_K, FileHit, Hit, Index
 from ..errors import UserError
 from ..evaluate import EvalReport, Retrieved, evaluate, load_golden
 from ..filters import Filters
@@ -29,11 +29,14 @@ from ._shared import (
     NoRerankOpt,
     PathOpt,
     RepoArg,
+    RepoNameOpt,
+    StoreOpt,
     app,
     emit_json,
     open_for_query,
     out,
     parse_filters,
+    store_overrides,
     text_arg,
 )
 
@@ -47,6 +50,7 @@ class SearchOptions:
 
     expand: bool | None = None
     rerank: bool | None = None
+    files: bool = False
 
 
 @app.command()
@@ -72,9 +76,22 @@ def search(
             "prints one JSON line per query, in order.",
         ),
     ] = None,
+    files: Annotated[
+        bool,
+        typer.Option(
+            "--files",
+            help="Rank files instead of chunks: the K best files, each with its best "
+            'chunks (JSON: a "files" list). A pasted bug report\'s first question.',
+        ),
+    ] = False,
     as_json: JsonOpt = False,
+    store: StoreOpt = None,
+    repo_name: RepoNameOpt = None,
 ) -> None:
     """Find the code that answers a question: keyword + vector search, graph, rerank.
+
+    The question may be a whole bug report (prose, code, a traceback, error messages):
+    its parts are searched for what each is good at. `--files` ranks files.
 
     A query that starts with "-" goes after "--": codecite search -- -session --json
     """
@@ -86,18 +103,34 @@ def search(
         raise UserError("give a QUERY, or --batch FILE with one JSON query per line")
     filters = parse_filters(lang, path_glob, kind)
     options = SearchOptions(
-        expand=False if no_expand else None, rerank=False if no_rerank else None
+        expand=False if no_expand else None, rerank=False if no_rerank else None, files=files
     )
-    with open_for_query(path, index_dir) as idx:
+    if files and budget is not None:
+        raise UserError("--budget packs chunks; it does not combine with --files")
+    with open_for_query(path, index_dir, store_overrides(store, repo_name)) as idx:
         if batch is not None:
             _run_batch(idx, batch, k, filters, options, budget)
             return
         assert query is not None
         result = idx.search(
-            query, k=k, filters=filters, budget=budget, expand=options.expand, rerank=options.rerank
+            query,
+            k=k,
+            filters=filters,
+            budget=budget,
+            expand=options.expand,
+            rerank=options.rerank,
+            files=files,
         )
     if as_json:
         emit_json(result.to_json())
+        return
+    if result.files is not None:
+        _print_files(result.files)
+        out.print(
+            f"[dim]{len(result.files)} files · intent {result.intent} · "
+            f"{result.timings_ms.get('total', 0):.0f} ms[/dim]"
+        )
+        print_freshness(result.refreshed_files, result.stale_files)
         return
     if not result.hits:
         out.print(
@@ -123,6 +156,25 @@ def print_freshness(refreshed: list[str], stale: list[str]) -> None:
             "results from them are marked \\[stale]; run `codecite index`[/yellow]",
             soft_wrap=True,
         )
+
+
+def _print_files(files: list[FileHit]) -> None:
+    if not files:
+        out.print("No files found. Try other words or fewer filters.")
+    for rank, entry in enumerate(files, start=1):
+        out.print(
+            f"[bold]{rank:>2}.[/bold] [bold cyan]{escape(entry.path)}[/]  "
+            f"[dim]score {entry.score:.3f}[/dim]",
+            soft_wrap=True,
+        )
+        for hit in entry.hits:
+            c = hit.chunk
+            out.print(
+                f"     {c.start_line}-{c.end_line}  [bold]{escape(c.qualname)}[/]  "
+                f"[dim]({c.kind}, {escape(hit.source)})[/dim]"
+                + ("  [yellow]\\[stale][/yellow]" if hit.stale else ""),
+                soft_wrap=True,
+            )
 
 
 def _print_hit(rank: int, hit: Hit) -> None:
@@ -187,8 +239,11 @@ def _run_batch(
                 budget=budget,
                 expand=options.expand,
                 rerank=options.rerank,
+                files=options.files,
             )
             record["results"] = [h.to_json() for h in result.hits]
+            if result.files is not None:
+                record["files"] = [f.to_json() for f in result.files]
         except UnicodeDecodeError:
             record["error"] = f"line {number}: not valid UTF-8"
         except (ValueError, TypeError, UserError) as exc:

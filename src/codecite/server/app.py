@@ -39,6 +39,7 @@ from .auth import LOCAL_USER, Principal
 from .config import ServerConfig
 from .jobs import Jobs
 from .mcp import CURRENT_PRINCIPAL
+from .queue import QueueJobs
 from .refresh import Poller
 from .repos import RepoPool
 from .state import AuditRecord, StateStore
@@ -87,7 +88,7 @@ class ServerState:
     config: ServerConfig
     state: StateStore
     pool: RepoPool
-    jobs: Jobs
+    jobs: Jobs | QueueJobs
     metrics: Metrics
     rate: RateLimiter
 
@@ -329,12 +330,17 @@ def create_app(
     from .web import install_web
 
     store = state or StateStore(config.state)
+    if config.store_replicas:  # queries read from the replicas, writes go to the primary
+        from ..store.replicas import register_replicas
+
+        register_replicas(config.store, config.store_replicas)
     repos = pool or RepoPool(config.repos, config.overrides)
     server = ServerState(
         config,
         store,
         repos,
-        Jobs(config.overrides),
+        # A shared PostgreSQL store: jobs go to its queue, run by `codecite worker`.
+        QueueJobs(config.store, config.overrides) if config.store else Jobs(config.overrides),
         Metrics(),
         RateLimiter(config.limits.requests_per_minute),
     )
@@ -346,6 +352,8 @@ def create_app(
         pruned = store.prune_audit(config.audit_retention_days)
         if pruned:
             log.info("pruned %d audit rows older than %d days", pruned, config.audit_retention_days)
+        if isinstance(server.jobs, QueueJobs):
+            server.jobs.app  # noqa: B018 - the job queue's schema, before the first request
         poller = Poller(list(config.repos.values()), server.jobs.start, repos.indexed_commit)
         poller.start()
         try:
@@ -354,6 +362,8 @@ def create_app(
         finally:
             poller.stop()
             repos.close()
+            if isinstance(server.jobs, QueueJobs):
+                server.jobs.close()
 
     app = FastAPI(
         title="codecite",

@@ -4,6 +4,10 @@
     listen = "127.0.0.1:8765"
     auth = "token"                 # "none" is allowed only on a loopback address
     state = "codecite-state.db"    # tokens + audit log (relative to this file)
+    store = "postgresql://codecite@db/codecite"   # optional: the shared store (DESIGN §13);
+                                   # each [repos.NAME] lives there under NAME, re-index jobs
+                                   # go to the PostgreSQL job queue (`codecite worker`)
+    store_replicas = ["postgresql://codecite@replica1/codecite"]  # optional: for queries
     audit_retention_days = 90      # 0 keeps every row
     trusted_proxies = []           # addresses whose `user_header` names the user
     user_header = ""               # e.g. "X-Forwarded-User" (with trusted_proxies)
@@ -116,6 +120,10 @@ class ServerConfig:
     overrides: dict[str, Any] = field(default_factory=dict)
     #: The Slack slash command, when ``[slack]`` is configured.
     slack: SlackConfig | None = None
+    #: The shared PostgreSQL store (``postgresql://`` URL; "" = each repository's own
+    #: SQLite index) and its read replicas (queries only).
+    store: str = ""
+    store_replicas: tuple[str, ...] = ()
 
     @property
     def is_loopback(self) -> bool:
@@ -250,7 +258,25 @@ KNOWN_KEYS = {
     "trusted_proxies",
     "user_header",
     "slack",
+    "store",
+    "store_replicas",
 }
+
+
+def _store(data: dict[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
+    from ..store.postgres import is_postgres_url
+
+    store = data.get("store", "")
+    if not isinstance(store, str) or (store and not is_postgres_url(store)):
+        raise ConfigError(f'{where}: store must be a URL: store = "postgresql://USER@HOST/DB"')
+    replicas = data.get("store_replicas", [])
+    if not isinstance(replicas, list) or not all(
+        isinstance(r, str) and is_postgres_url(r) for r in replicas
+    ):
+        raise ConfigError(f"{where}: store_replicas must be a list of postgresql:// URLs")
+    if replicas and not store:
+        raise ConfigError(f'{where}: store_replicas needs store = "postgresql://..."')
+    return store, tuple(replicas)
 
 
 def load_server_config(path: str | Path) -> ServerConfig:
@@ -282,6 +308,7 @@ def load_server_config(path: str | Path) -> ServerConfig:
     if not isinstance(proxies, list) or not all(isinstance(p, str) for p in proxies):
         raise ConfigError(f"{where}: trusted_proxies must be a list of addresses")
     overrides = _table(data, "codecite", where)
+    store, replicas = _store(data, where)
     unknown_settings = set(overrides) - set(Config.field_names())
     if unknown_settings:
         raise ConfigError(f"{where}: [codecite]: unknown setting(s) {sorted(unknown_settings)}")
@@ -296,6 +323,8 @@ def load_server_config(path: str | Path) -> ServerConfig:
         audit_retention_days=retention,
         trusted_proxies=tuple(proxies),
         user_header=str(data.get("user_header", "")),
-        overrides=dict(overrides),
+        overrides=dict(overrides) | ({"store": store} if store else {}),
         slack=_slack(data, where),
+        store=store,
+        store_replicas=replicas,
     )

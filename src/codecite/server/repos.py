@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..answer.answerer import Answer, confidence
 from ..answer.llm import LLMChoice
@@ -20,7 +20,8 @@ from ..api import Index, open_index
 from ..errors import IndexMissingError
 from ..filters import Filters
 from ..retrieve.intent import analyse
-from ..retrieve.types import Hit, SearchResult
+from ..retrieve.types import FileHit, Hit, SearchResult
+from ..store.postgres import is_postgres_url
 from .config import RepoConfig
 
 #: Cosine similarity that unrelated code reaches anyway (unanswerable questions scored
@@ -94,7 +95,8 @@ class RepoPool:
         with self._open_lock:
             if name not in self._indexes:
                 repo = self.repos[name]
-                if not (repo.index / "index.db").is_file():
+                shared = is_postgres_url(str(self.overrides.get("store", "")))
+                if not shared and not (repo.index / "index.db").is_file():
                     raise IndexMissingError(
                         f"repository {name} has no index yet; an admin can build it with "
                         f"`codecite index {repo.path} --index {repo.index}`"
@@ -123,6 +125,18 @@ class RepoPool:
             with self.using(name) as index:
                 results[name] = index.search(query, k=k, filters=filters)
         return fuse_repos(results, k)
+
+    def search_files(
+        self, names: Sequence[str], query: str, *, k: int = 10, filters: Filters | None = None
+    ) -> list[FileHit]:
+        """The ``k`` best files of ``query`` over ``names`` (each names its ``repo``),
+        each with its best chunks; the caller has checked access."""
+        found: list[FileHit] = []
+        for name in names:
+            with self.using(name) as index:
+                files = index.search(query, k=k, filters=filters, files=True).files or []
+            found += [replace(f, repo=name) for f in files]
+        return sorted(found, key=lambda f: -f.score)[:k]
 
     def ask(
         self,

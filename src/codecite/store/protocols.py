@@ -206,3 +206,20 @@ class IndexWriter(ChunkReader, GraphReader, VectorSource, Protocol):
         """Make the stored vectors of ``tier`` fast to load (SQLite: the ``vectors.npy``
         / ``static.npy`` snapshots)."""
         ...
+
+
+@runtime_checkable
+class Store(ReadStore, IndexWriter, Protocol):
+    """A whole backend as :class:`codecite.api.Index` holds it (SQLite or PostgreSQL):
+    the read and write protocols plus the lifecycle the facade needs."""
+
+    readonly: bool
+
+    def close(self) -> None: ...
+    def reporting_damage(self) -> AbstractContextManager[None]:
+        """Turn the backend's "damaged"/"unreachable" errors into user errors."""
+        ...
+
+    def reopen_writable(self) -> Store:
+        """The same index opened for writing (a read-only open's query-time refresh)."""
+        ...

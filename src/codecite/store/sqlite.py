@@ -153,6 +153,10 @@ class SQLiteStore(SearchTables, VectorTables):
         for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", *SNAPSHOT_FILES):
             (self.dir / name).unlink(missing_ok=True)
 
+    def reopen_writable(self) -> SQLiteStore:
+        """The same index opened for writing (a read-only open's query-time refresh)."""
+        return SQLiteStore(self.dir, create=False)
+
     def reset(self) -> None:
         """Start from an empty database (``index --full`` on any index, damaged or not)."""
         self.conn.close()
