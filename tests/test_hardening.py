@@ -410,34 +410,29 @@ def test_a_script_without_a_main_guard_fails_fast_instead_of_hanging(tmp_path: P
     import time used to wait for ever on the writer lock its parent held."""
     repo = tmp_path / "repo"
     shutil.copytree(Path(codecite.__file__).parent, repo, ignore=shutil.ignore_patterns("*.pyc"))
-    script = tmp_path / "index_it.py"
-    script.write_text(
-        "import sys\nimport codecite\n"
+
+    def run(name: str, code: str) -> subprocess.CompletedProcess[str]:
+        script = tmp_path / name
+        script.write_text("import sys\nimport codecite\n" + code)
+        return subprocess.run(
+            [sys.executable, str(script), str(repo)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "CODECITE_WORKERS": "2"},
+        )
+
+    update = (
         "with codecite.open_index(sys.argv[1]) as index:\n"
-        "    index.update(embed=False)\n"
+        "    print(index.update(embed=False).files_seen)\n"
     )
-    done = subprocess.run(
-        [sys.executable, str(script), str(repo)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "CODECITE_WORKERS": "2"},
-    )
-    assert done.returncode != 0
-    assert 'if __name__ == "__main__":' in done.stderr
-    guarded = tmp_path / "guarded.py"
-    guarded.write_text(
-        "import sys\nimport codecite\n"
+    unguarded = run("index_it.py", update)
+    assert unguarded.returncode != 0
+    assert 'if __name__ == "__main__":' in unguarded.stderr
+    guarded = run(
+        "guarded.py",
         "if __name__ == '__main__':\n"
-        "    with codecite.open_index(sys.argv[1]) as index:\n"
-        "        print(index.update(embed=False).files_seen)\n"
+        + "".join("    " + line + "\n" for line in update.splitlines()),
     )
-    done = subprocess.run(
-        [sys.executable, str(guarded), str(repo)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "CODECITE_WORKERS": "2"},
-    )
-    assert done.returncode == 0, done.stderr
-    assert int(done.stdout.split()[-1]) > 24
+    assert guarded.returncode == 0, guarded.stderr
+    assert int(guarded.stdout.split()[-1]) > 24
