@@ -19,18 +19,18 @@ import re
 from collections import Counter
 from dataclasses import replace
 
+from ..chunking.grammars import GRAMMARS, is_code_language
 from ..config import Config
-from ..filters import LANGUAGES, Filters
+from ..filters import Filters
 from ..graph.testmap import is_test_path
 from ..store.protocols import ReadStore
 from ..tokens import split_identifier, tokenize
 from .intent import QueryInfo
 from .keyword import STOPWORDS, TermStats, symbol_search
 from .question import Frame, Question, error_phrases
-from .rerank import NON_CODE
 
-#: Languages that are code (not prose, configuration or plain text).
-CODE_LANGUAGES = tuple(name for name in LANGUAGES if name not in NON_CODE)
+#: Languages that are code (those with a grammar; not prose, configuration or text).
+CODE_LANGUAGES = tuple(GRAMMARS)
 
 #: An identifier naming more definitions than this is too common to look up.
 MAX_DEFINITIONS = 5
@@ -77,7 +77,7 @@ def best_chunk_per_file(store: ReadStore, ranked: list[str], rrf_k: int) -> list
     best: dict[str, str] = {}
     for rank, chunk_id in enumerate(ranked, start=1):
         chunk = chunks.get(chunk_id)
-        if chunk is None or chunk.language in NON_CODE or is_test_path(chunk.path):
+        if chunk is None or not is_code_language(chunk.language) or is_test_path(chunk.path):
             continue
         evidence[chunk.path] = evidence.get(chunk.path, 0.0) + 1.0 / (rrf_k + rank)
         best.setdefault(chunk.path, chunk_id)
@@ -166,12 +166,7 @@ def named_file_chunks(
         path = resolve_path(store, raw, filters)
         if path is None:
             continue
-        in_file = Filters(
-            languages=filters.languages if filters else (),
-            kinds=filters.kinds if filters else (),
-            repo=filters.repo if filters else "",
-            path=path,
-        )
+        in_file = replace(filters or Filters(), path=path)
         ids: list[str] = []
         if frame is not None and frame.function and not frame.function.startswith("<"):
             ids += store.find_symbols(frame.function, "name", in_file, 1)

@@ -17,6 +17,7 @@ import re
 from dataclasses import replace
 from typing import Protocol
 
+from ..chunking.grammars import is_code_language
 from ..config import Config
 from ..graph.testmap import is_test_path
 from ..store.protocols import GraphReader
@@ -25,8 +26,6 @@ from .intent import QueryInfo, symbol_candidates
 from .types import Hit
 
 _DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo)/|\.(md|rst|txt)$", re.I)
-#: Languages of files that are not code (prose, configuration, plain text).
-NON_CODE = frozenset({"markdown", "text", "config"})
 COARSE_KINDS = frozenset({"module", "window", "file"})
 #: Candidates whose mutual edges count for graph proximity.
 PROXIMITY_POOL = 20
@@ -60,7 +59,7 @@ class SignalReranker:
         out = []
         for hit in hits:
             bonus, why = self._signals(hit, info, wanted, linked.get(hit.chunk.id, 0), asks_docs)
-            if hit.chunk.language in NON_CODE and not asks_non_code:
+            if not is_code_language(hit.chunk.language) and not asks_non_code:
                 bonus -= self.config.rerank_non_code_prior
             reason = hit.why + (f"; {', '.join(why)}" if why else "")
             out.append(replace(hit, score=hit.score / top + bonus, why=reason))
