@@ -593,3 +593,119 @@ def test_a_waiting_writer_is_told_who_holds_the_lock(pg_url: str) -> None:
         waiter.close()
     assert order == ["holder", "waiter"]
     assert told and told[0].startswith(f"{os.getpid()}@")
+
+
+# --- term statistics and the terms set aside (postgres_search) ---------------------------
+def _terms_table(url: str, repo: str) -> dict[str, int]:
+    with psycopg.connect(url) as conn:
+        return dict(
+            conn.execute("SELECT term, df FROM codecite.terms WHERE repo = %s", (repo,)).fetchall()
+        )
+
+
+def _recounted(url: str, repo: str) -> dict[str, int]:
+    """Each token's document frequency counted from the chunks' keyword vectors."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT u.lexeme, count(*) FROM codecite.chunks c, unnest(c.kw) u "
+            "WHERE c.repo = %s GROUP BY u.lexeme",
+            (repo,),
+        ).fetchall()
+    return {term: int(n) for term, n in rows}
+
+
+@pytest.fixture(scope="module")
+def own_code(
+    tmp_path_factory: pytest.TempPathFactory, pg_module_url: str
+) -> Iterator[tuple[SQLiteStore, PostgresStore]]:
+    """codecite's own source (real code, ~2,000 chunks; keyword index only) in SQLite,
+    copied into PostgreSQL as repository "own"."""
+    root = tmp_path_factory.mktemp("own") / "codecite"
+    shutil.copytree(Path(codecite.__file__).parent, root, ignore=shutil.ignore_patterns("*.pyc"))
+    idx = codecite.open_index(root, overrides={"static_tier": False})
+    idx.update(embed=False)
+    sqlite = idx.store
+    assert isinstance(sqlite, SQLiteStore)
+    pg = PostgresStore(pg_module_url, repo="own", index_dir=root / ".codecite")
+    copy_index(sqlite, pg)
+    yield sqlite, pg
+    pg.close()
+    idx.close()
+
+
+def test_terms_table_follows_every_write(pg_url: str) -> None:
+    """Document frequencies are kept by add_chunks, delete_file and clear, and migration 2
+    builds them for a database written before it."""
+    store = PostgresStore(pg_url, repo="t")
+    other = PostgresStore(pg_url, repo="u")
+    try:
+        _fill(store, "t", "apple")
+        _fill(other, "u", "apple banana")
+        with store.transaction():
+            store.put_file("app/c.py", "python", "h3", 3, 1, "", 1, 0)
+            store.add_chunks([_chunk("t", "app/c.py", "gamma", "apple cherry cherry")], [0.0])
+        for repo in ("t", "u"):
+            assert _terms_table(pg_url, repo) == _recounted(pg_url, repo) != {}
+        assert _terms_table(pg_url, "t")["apple"] == 3
+        with store.transaction():
+            store.delete_file("app/c.py")
+        assert _terms_table(pg_url, "t") == _recounted(pg_url, "t")
+        assert "cherry" not in _terms_table(pg_url, "t")  # no chunk holds it any more
+        assert store.document_frequency("apple") == 2 and store.document_frequency("cherry") == 0
+        store.clear()
+        assert _terms_table(pg_url, "t") == {} and store.document_frequency("apple") == 0
+        assert _terms_table(pg_url, "u") == _recounted(pg_url, "u")  # another repository's
+        # a database of format 1 (no terms table) gets it, counted, on its next writable open
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("DROP TABLE codecite.terms")
+            conn.execute("DELETE FROM codecite.schema_migrations WHERE version = 2")
+    finally:
+        store.close()
+        other.close()
+    PostgresStore(pg_url, repo="u").close()
+    assert _terms_table(pg_url, "u") == _recounted(pg_url, "u") != {}
+
+
+def test_terms_set_aside_leave_the_ranking_as_fts5(
+    own_code: tuple[SQLiteStore, PostgresStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On real code, queries that mix common and rare terms set the common ones aside
+    (and retry with fewer when the bound fails), yet return what FTS5 returns."""
+    from codecite.store import postgres_search
+
+    sqlite, pg = own_code
+    assert pg.document_count() == sqlite.document_count() > 1000
+    calls: list[tuple[int, float | list[str]]] = []
+    real = PostgresStore._with_terms_aside
+
+    def spy(self: PostgresStore, queries: list[str], aside: dict[int, float], *a: object) -> object:
+        found = real(self, queries, aside, *a)  # type: ignore[arg-type]
+        calls.append((len(aside), found))
+        return found
+
+    monkeypatch.setattr(PostgresStore, "_with_terms_aside", spy)
+    questions = [
+        "return self path",  # all common: nothing set aside
+        "import the chunk from the store and return its path",
+        "self return none scrub secrets from text",
+        "parse tree sitter node children for python functions",
+        "def self return if not none in for the keyword index weights",
+        "the reciprocal rank fusion of keyword and vector lists",
+        "config self return load toml file error",
+        "str int none self return list dict bool true false tuple",
+        "self return none if minified",  # the rare term matches under 50: retried
+    ]
+    compared = identical = 0
+    for question in questions:
+        terms = query_terms(question)
+        for filters, limit in ((None, 10), (None, 50), (Filters(kinds=("function",)), 10)):
+            want = sqlite.keyword_search(terms, filters, limit, WEIGHTS)
+            got = pg.keyword_search(terms, filters, limit, WEIGHTS)
+            assert set(got) == set(want), (question, filters, limit)
+            compared, identical = compared + 1, identical + (got == want)
+    # the same scores: orders differ only where floating-point sums tie
+    assert identical / compared >= 0.9, (identical, compared)
+    answered = [found for _, found in calls if isinstance(found, list)]
+    retried = [found for _, found in calls if not isinstance(found, list)]
+    assert answered and retried, calls  # both paths ran
+    assert postgres_search.within({0: 1.0, 1: 2.0}, 2.2 * 1.0) == {0: 1.0}

@@ -30,6 +30,7 @@ import os
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,7 +63,7 @@ INSTALL_HINT = "pip install 'codecite[postgres]'"
 POOL_SIZE = 4
 CONNECT_TIMEOUT = 10
 #: Per-repository tables (``clear`` empties them; ``meta`` and ``repos`` stay).
-DATA_TABLES = ("chunks", "files", "imports", "refs", "edges", "vectors")
+DATA_TABLES = ("chunks", "files", "imports", "refs", "edges", "vectors", "terms")
 
 
 def is_postgres_url(location: str | Path) -> bool:
@@ -332,24 +333,34 @@ class PostgresStore(SearchTables, VectorTables, GraphTables):
         statement). Edges into the chunks of ``keep`` stay; vectors are kept until
         :meth:`prune_vectors` so unchanged chunks keep theirs."""
         with self._writing() as conn:
-            conn.execute(
+            lexemes = conn.execute(
                 """
                 WITH gone AS (
                     DELETE FROM chunks WHERE repo = %(repo)s AND path = %(path)s
-                    RETURNING id, kw_len),
+                    RETURNING id, kw_len, kw),
                 out_edges AS (DELETE FROM edges e USING gone
                     WHERE e.repo = %(repo)s AND e.src = gone.id),
                 in_edges AS (DELETE FROM edges e USING gone
                     WHERE e.repo = %(repo)s AND e.dst = gone.id AND NOT gone.id = ANY(%(keep)s)),
                 r AS (DELETE FROM refs WHERE repo = %(repo)s AND path = %(path)s),
                 i AS (DELETE FROM imports WHERE repo = %(repo)s AND path = %(path)s),
-                f AS (DELETE FROM files WHERE repo = %(repo)s AND path = %(path)s)
-                UPDATE repos SET documents = documents - (SELECT count(*) FROM gone),
+                f AS (DELETE FROM files WHERE repo = %(repo)s AND path = %(path)s),
+                counts AS (UPDATE repos SET documents = documents - (SELECT count(*) FROM gone),
                     tokens = tokens - (SELECT coalesce(sum(kw_len), 0) FROM gone)
-                WHERE repo = %(repo)s
+                    WHERE repo = %(repo)s),
+                lex AS (SELECT u.lexeme, count(*) AS n FROM gone, unnest(gone.kw) u
+                    GROUP BY u.lexeme),
+                t AS (UPDATE terms SET df = terms.df - lex.n FROM lex
+                    WHERE terms.repo = %(repo)s AND terms.term = lex.lexeme)
+                SELECT lexeme FROM lex
                 """,
                 {"repo": self.repo, "path": path, "keep": sorted(keep)},
-            )
+            ).fetchall()
+            if lexemes:  # a term no chunk holds any more leaves the table
+                conn.execute(
+                    "DELETE FROM terms WHERE repo = %s AND term = ANY(%s) AND df <= 0",
+                    (self.repo, [r[0] for r in lexemes]),
+                )
 
     # --- chunks ----------------------------------------------------------------
     def add_chunks(
@@ -367,7 +378,7 @@ class PostgresStore(SearchTables, VectorTables, GraphTables):
         cols = f"repo, {CHUNK_COLS}, priority, kw, kw_len"
         with self._writing() as conn:
             with conn.cursor().copy(f"COPY chunks ({cols}) FROM STDIN") as copy:
-                for c, priority, (kw, kw_len) in zip(chunks, priorities, vectors, strict=True):
+                for c, priority, (kw, kw_len, _) in zip(chunks, priorities, vectors, strict=True):
                     copy.write_row(
                         (self.repo, c.id, c.repo, c.path, c.language, c.kind, c.name,
                          c.qualname, c.start_line, c.end_line, c.content, c.context,
@@ -376,7 +387,15 @@ class PostgresStore(SearchTables, VectorTables, GraphTables):
                     )  # fmt: skip
             conn.execute(
                 "UPDATE repos SET documents = documents + %s, tokens = tokens + %s WHERE repo = %s",
-                (len(chunks), sum(n for _, n in vectors), self.repo),
+                (len(chunks), sum(n for _, n, _ in vectors), self.repo),
+            )
+            df = Counter(lexeme for _, _, lexemes in vectors for lexeme in lexemes)
+            terms = sorted(df)  # one order for every writer
+            conn.execute(
+                "INSERT INTO terms (repo, term, df) SELECT %s, t, n "
+                "FROM unnest(%s::text[], %s::bigint[]) AS u(t, n) "
+                "ON CONFLICT (repo, term) DO UPDATE SET df = terms.df + excluded.df",
+                (self.repo, terms, [df[t] for t in terms]),
             )
 
     def clear(self) -> None:

@@ -46,11 +46,12 @@ def fts_tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-def keyword_vector(row: Sequence[str]) -> tuple[str, int]:
-    """The ``tsvector`` literal of one chunk's three keyword texts, and their token count
-    (BM25's document length). Positions run on across the texts with a gap of one
-    between them, so no phrase matches across two texts; the texts' weight labels say
-    which one an occurrence is in (ranking counts them with the column weights)."""
+def keyword_vector(row: Sequence[str]) -> tuple[str, int, list[str]]:
+    """The ``tsvector`` literal of one chunk's three keyword texts, their token count
+    (BM25's document length) and the lexemes it holds (each once: the ``terms`` table
+    counts them). Positions run on across the texts with a gap of one between them, so
+    no phrase matches across two texts; the texts' weight labels say which one an
+    occurrence is in (ranking counts them with the column weights)."""
     positions: dict[str, list[str]] = {}
     position, total = 0, 0
     for text, label in zip(row, LABELS, strict=True):
@@ -62,14 +63,11 @@ def keyword_vector(row: Sequence[str]) -> tuple[str, int]:
                 break
             positions.setdefault(token, []).append(f"{position}{label}")
         position += 1
-    return (
-        " ".join(
-            f"'{token}':{','.join(found[:MAX_POSITIONS_PER_LEXEME])}"
-            for token, found in positions.items()
-            if len(token.encode()) <= MAX_LEXEME_BYTES
-        ),
-        total,
+    lexemes = [token for token in positions if len(token.encode()) <= MAX_LEXEME_BYTES]
+    literal = " ".join(
+        f"'{token}':{','.join(positions[token][:MAX_POSITIONS_PER_LEXEME])}" for token in lexemes
     )
+    return literal, total, lexemes
 
 
 def tsquery(term: str) -> str:

@@ -142,8 +142,23 @@ CREATE TABLE vectors (
 CREATE INDEX vectors_content_hash ON vectors (repo, tier, content_hash);
 """
 
+M002_TERM_STATISTICS = """
+-- each keyword-index token's document frequency per repository (the chunks whose
+-- keyword vector holds it), kept in the write transactions like repos.documents:
+-- keyword search reads it to bound a term's BM25 contribution before scanning its
+-- matches (postgres_search.py), and the query analysis reads it to drop common terms
+CREATE TABLE terms (
+    repo text COLLATE "C" NOT NULL,
+    term text COLLATE "C" NOT NULL,
+    df bigint NOT NULL,
+    PRIMARY KEY (repo, term)
+);
+INSERT INTO terms (repo, term, df)
+SELECT c.repo, u.lexeme, count(*) FROM chunks c, unnest(c.kw) u GROUP BY c.repo, u.lexeme;
+"""
+
 #: The migrations, in order: SQL run in the codecite schema.
-MIGRATIONS: list[str] = [M001_CREATE_TABLES]
+MIGRATIONS: list[str] = [M001_CREATE_TABLES, M002_TERM_STATISTICS]
 #: The format version a database written by this code has.
 FORMAT_VERSION = len(MIGRATIONS)
 
