@@ -1,6 +1,7 @@
 """The server's state database: tokens (salted hashes, expiry, revocation), the
 append-only audit log, and the ``token``/``audit`` commands — real SQLite in
-tmp_path, real CLI processes."""
+tmp_path and a real PostgreSQL (tests/pg.py; those cases skip without one), real CLI
+processes, and one real ``codecite serve`` on a PostgreSQL state database."""
 
 from __future__ import annotations
 
@@ -11,37 +12,70 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
-from repos import run_cli
+from repos import free_port, make_git_repo, run_cli, start_server
 
 from codecite.errors import ConfigError, UserError
-from codecite.server import state as state_mod
+from codecite.server import state_base as state_mod
 from codecite.server.auth import Principal
-from codecite.server.state import TOKEN_RE, AuditRecord, StateStore
+from codecite.server.config import load_server_config
+from codecite.server.state import TOKEN_RE, AuditRecord, BaseStateStore, StateStore, open_state
 
 DAY = 86_400.0
 #: A GitHub-token-shaped string, built here so the file holds no literal one.
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4" * 4 + "E5f6"
 
 
-@pytest.fixture
-def config(tmp_path: Path) -> Path:
+def write_config(tmp_path: Path, state: Path | str = "state.db") -> Path:
     path = tmp_path / "codecite-server.toml"
-    path.write_text(f'state = "state.db"\n[repos.shop]\npath = "{tmp_path.as_posix()}"\n')
+    path.write_text(f'state = "{state}"\n[repos.shop]\npath = "{tmp_path.as_posix()}"\n')
     return path
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where the test's state database is: a SQLite file, or a new PostgreSQL database."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return tmp_path / "state.db"
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> StateStore:
-    with StateStore(tmp_path / "state.db") as s:
-        yield s  # type: ignore[misc]
+def store(location: Path | str) -> Iterator[BaseStateStore]:
+    with open_state(location) as s:
+        yield s
 
 
-def raw_bytes(db: Path) -> bytes:
-    """The database file and its WAL, as stored on disk."""
-    return b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return write_config(tmp_path)
+
+
+@pytest.fixture
+def any_config(tmp_path: Path, location: Path | str) -> Path:
+    """A server configuration whose ``state`` is the test's state database."""
+    return write_config(tmp_path, location if isinstance(location, str) else "state.db")
+
+
+def raw_bytes(location: Path | str) -> bytes:
+    """Everything stored: the SQLite file and its WAL as on disk, or every state row."""
+    if isinstance(location, Path):
+        files = (location, Path(f"{location}-wal"))
+        return b"".join(p.read_bytes() for p in files if p.exists())
+    import psycopg
+
+    with psycopg.connect(location) as conn:
+        rows = conn.execute(
+            "SELECT t::text FROM codecite_state.tokens t UNION ALL "
+            "SELECT a::text FROM codecite_state.audit a UNION ALL "
+            "SELECT encode(salt || hash, 'escape') FROM codecite_state.tokens"
+        ).fetchall()
+    return "\n".join(r[0] for r in rows).encode()
 
 
 def record(when: float, user: str = "alice", question: str = "where is tax?") -> AuditRecord:
@@ -53,22 +87,24 @@ def record(when: float, user: str = "alice", question: str = "where is tax?") ->
 
 
 # --- tokens ---------------------------------------------------------------------------
-def test_token_create_prints_token_last_and_stores_only_a_hash(config: Path) -> None:
-    proc = run_cli("token", "create", "alice", "--repos", "shop*", "--config", str(config))
+def test_token_create_prints_token_last_and_stores_only_a_hash(
+    any_config: Path, location: Path | str
+) -> None:
+    proc = run_cli("token", "create", "alice", "--repos", "shop*", "--config", str(any_config))
     assert proc.returncode == 0, proc.stderr
     token = proc.stdout.strip().splitlines()[-1]
     m = TOKEN_RE.fullmatch(token)
     assert m is not None
     assert "alice" in proc.stderr and "only now" in proc.stderr
     secret = m.group("secret")
-    data = raw_bytes(config.parent / "state.db")
+    data = raw_bytes(location)
     assert secret.encode() not in data and token.encode() not in data
     assert m.group("id").encode() in data  # the lookup key is stored as is
-    with StateStore(config.parent / "state.db") as s:
+    with open_state(location) as s:
         assert s.authenticate(token) == Principal("alice", ("shop*",), False)
 
 
-def test_check_token_says_why(store: StateStore) -> None:
+def test_check_token_says_why(store: BaseStateStore) -> None:
     token = store.create_token("alice", ["shop"])
     token_id, secret = state_mod.parse_token(token)  # type: ignore[misc]
     assert store.check_token(token) == (Principal("alice", ("shop",)), "ok")
@@ -84,7 +120,7 @@ def test_check_token_says_why(store: StateStore) -> None:
 
 
 def test_unknown_id_costs_one_hash_like_a_wrong_secret(
-    store: StateStore, monkeypatch: pytest.MonkeyPatch
+    store: BaseStateStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     token = store.create_token("alice", ["*"])
     _, secret = state_mod.parse_token(token)  # type: ignore[misc]
@@ -97,7 +133,7 @@ def test_unknown_id_costs_one_hash_like_a_wrong_secret(
     assert calls == ["h", "h"]
 
 
-def test_revoked_and_expired_tokens_are_refused(store: StateStore) -> None:
+def test_revoked_and_expired_tokens_are_refused(store: BaseStateStore) -> None:
     expired = store.create_token("carol", ["shop"], expires_at=time.time() - 1)
     assert store.check_token(expired) == (None, "expired")
     later = store.create_token("carol", ["shop"], expires_at=time.time() + DAY)
@@ -111,7 +147,7 @@ def test_revoked_and_expired_tokens_are_refused(store: StateStore) -> None:
     assert store.check_token(one)[1] == "revoked" and store.check_token(other)[1] == "ok"
 
 
-def test_repo_globs_and_validation(store: StateStore) -> None:
+def test_repo_globs_and_validation(store: BaseStateStore) -> None:
     shop = store.authenticate(store.create_token("a.b-c_d@corp", ["shop*", "docs"]))
     assert shop is not None
     assert shop.readable(["shop", "shop-api", "payments", "docs"]) == ["shop", "shop-api", "docs"]
@@ -125,7 +161,7 @@ def test_repo_globs_and_validation(store: StateStore) -> None:
             store.create_token(user, ["shop"])
 
 
-def test_several_tokens_per_user_and_revoke(store: StateStore) -> None:
+def test_several_tokens_per_user_and_revoke(store: BaseStateStore) -> None:
     a1, a2 = store.create_token("alice", ["shop"]), store.create_token("alice", ["*"])
     bob = store.create_token("bob", ["shop"])
     assert a1 != a2
@@ -141,7 +177,7 @@ def test_several_tokens_per_user_and_revoke(store: StateStore) -> None:
     }
 
 
-def test_principal_for_user_joins_active_tokens(store: StateStore) -> None:
+def test_principal_for_user_joins_active_tokens(store: BaseStateStore) -> None:
     assert store.principal_for_user("alice") is None
     store.create_token("alice", ["shop", "docs*"])
     store.create_token("alice", ["docs*", "payments"], expires_at=time.time() + DAY)
@@ -153,7 +189,8 @@ def test_principal_for_user_joins_active_tokens(store: StateStore) -> None:
     assert store.principal_for_user("alice") is None
 
 
-def test_token_list_and_revoke_cli(config: Path) -> None:
+def test_token_list_and_revoke_cli(any_config: Path, location: Path | str) -> None:
+    config = any_config
     made = run_cli("token", "create", "alice", "--repos", "shop,nope", "--admin",
                    "--expires", "2h", "--config", str(config))  # fmt: skip
     assert made.returncode == 0, made.stderr
@@ -174,7 +211,7 @@ def test_token_list_and_revoke_cli(config: Path) -> None:
     assert revoked.returncode == 0 and "revoked 1 token of alice" in revoked.stdout
     again = run_cli("token", "revoke", "alice", "--config", str(config))
     assert again.returncode == 1 and "no active token" in again.stderr
-    with StateStore(config.parent / "state.db") as s:
+    with open_state(location) as s:
         assert s.check_token(token) == (None, "revoked")
 
 
@@ -208,7 +245,7 @@ def test_state_file_is_private(tmp_path: Path) -> None:
 
 
 # --- audit ----------------------------------------------------------------------------
-def test_audit_append_filters_and_prune(store: StateStore) -> None:
+def test_audit_append_filters_and_prune(store: BaseStateStore) -> None:
     now = time.time()
     store.audit(record(now - 100 * DAY, "alice", "old"))
     store.audit(record(now - 2 * DAY, "bob", "two days"))
@@ -229,18 +266,36 @@ def test_audit_append_filters_and_prune(store: StateStore) -> None:
         )
 
 
-def test_audit_table_is_append_only(store: StateStore, tmp_path: Path) -> None:
+def test_audit_table_is_append_only(store: BaseStateStore, location: Path | str) -> None:
+    """Written around the store: no UPDATE, no DELETE of a row younger than a day (nor
+    TRUNCATE in PostgreSQL); rows past a day may go (that is how pruning works)."""
     store.audit(record(time.time()))
-    conn = sqlite3.connect(tmp_path / "state.db")
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        conn.execute("UPDATE audit SET question = 'changed'")
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        conn.execute("DELETE FROM audit")
-    conn.close()
-    assert store.audit_rows()[0].question == "where is tax?"
+    store.audit(record(time.time() - 2 * DAY, question="old"))
+    conn: Any
+    if isinstance(location, Path):
+        conn = sqlite3.connect(location, isolation_level=None)  # autocommit, as psycopg's
+        refused, audit = sqlite3.IntegrityError, "audit"
+    else:
+        import psycopg
+
+        conn = psycopg.connect(location, autocommit=True)
+        refused, audit = psycopg.errors.RestrictViolation, "codecite_state.audit"
+        with pytest.raises(refused, match="append-only"):
+            conn.execute(f"TRUNCATE {audit}")
+    try:
+        with pytest.raises(refused, match="append-only"):
+            conn.execute(f"UPDATE {audit} SET question = 'changed'")
+        with pytest.raises(refused, match="append-only"):
+            conn.execute(f"UPDATE {audit} SET question = 'changed' WHERE question = 'old'")
+        with pytest.raises(refused, match=r"append-only \(prune by age only\)"):
+            conn.execute(f"DELETE FROM {audit}")
+        assert conn.execute(f"DELETE FROM {audit} WHERE question = 'old'").rowcount == 1
+    finally:
+        conn.close()
+    assert [r.question for r in store.audit_rows()] == ["where is tax?"]
 
 
-def test_audit_question_is_scrubbed(store: StateStore, tmp_path: Path) -> None:
+def test_audit_question_is_scrubbed(store: BaseStateStore, location: Path | str) -> None:
     ours = store.create_token("alice", ["*"])
     store.audit(record(time.time(), question=f"why does {GITHUB_TOKEN} fail? also {ours}"))
     (row,) = store.audit_rows()
@@ -248,13 +303,13 @@ def test_audit_question_is_scrubbed(store: StateStore, tmp_path: Path) -> None:
     assert "«redacted:github-token»" in row.question
     assert "«redacted:codecite-token»" in row.question
     store.close()
-    data = raw_bytes(tmp_path / "state.db")
+    data = raw_bytes(location)
     assert GITHUB_TOKEN.encode() not in data and ours.encode() not in data
 
 
-def test_audit_cli(config: Path) -> None:
-    now = time.time()
-    with StateStore(config.parent / "state.db") as s:
+def test_audit_cli(any_config: Path, location: Path | str) -> None:
+    config, now = any_config, time.time()
+    with open_state(location) as s:
         s.audit(record(now - 3 * DAY, "alice", "old question"))
         s.audit(record(now - 60, "bob", f"token {GITHUB_TOKEN} leaks?"))
         s.audit(record(now - 30, "alice", "where is [bold]tax[/bold]?"))
@@ -279,7 +334,7 @@ def test_audit_cli(config: Path) -> None:
 
 
 # --- concurrency and damage -----------------------------------------------------------
-def test_threads_share_one_store(store: StateStore) -> None:
+def test_threads_share_one_store(store: BaseStateStore) -> None:
     tokens = [store.create_token(f"user{i}", ["shop"]) for i in range(4)]
     errors: list[BaseException] = []
     results: list[bool] = []
@@ -336,3 +391,143 @@ def test_foreign_or_newer_database_is_refused(tmp_path: Path) -> None:
 def test_missing_config_is_a_user_error(tmp_path: Path) -> None:
     proc = run_cli("token", "list", "--config", str(tmp_path / "nope.toml"))
     assert proc.returncode == 1 and "no such file" in proc.stderr
+
+
+# --- PostgreSQL ------------------------------------------------------------------------
+def test_state_url_is_not_a_path(tmp_path: Path) -> None:
+    for url in ("postgresql://codecite:s3cret@db.example/codecite", "postgres://db/codecite"):
+        cfg = load_server_config(write_config(tmp_path, url))
+        assert cfg.state == url and isinstance(cfg.state, str)
+    assert not any(tmp_path.rglob("*db*")) and not (tmp_path / "postgresql:").exists()
+    relative = load_server_config(write_config(tmp_path, "sub/state.db")).state
+    assert relative == (tmp_path / "sub" / "state.db").resolve()
+    # a PostgreSQL store does not move the state: without `state`, it stays a file
+    shared = tmp_path / "shared.toml"
+    shared.write_text(f'store = "postgres://db/codecite"\n[repos.shop]\npath = "{tmp_path}"\n')
+    assert load_server_config(shared).state == (tmp_path / "codecite-state.db").resolve()
+    with pytest.raises(ConfigError, match="postgresql://"):
+        load_server_config(write_config(tmp_path, "sqlite:///state.db"))
+
+
+def test_unreachable_postgres_state_is_a_clear_error(tmp_path: Path) -> None:
+    url = f"postgresql://codecite:hunter2secret@127.0.0.1:{free_port()}/codecite"
+    with pytest.raises(ConfigError, match="cannot connect to the state database") as info:
+        open_state(url)
+    assert "hunter2secret" not in str(info.value)
+    assert "postgresql://codecite:***@127.0.0.1" in str(info.value)
+    proc = run_cli("token", "list", "--config", str(write_config(tmp_path, url)))
+    assert proc.returncode == 1 and "cannot connect" in proc.stderr, proc.stderr
+    assert "hunter2secret" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_postgres_state_without_psycopg_says_what_to_install(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "postgresql://db.example/codecite")
+    code = (
+        "import sys\n"
+        "for name in ('psycopg', 'psycopg_pool'):\n"
+        "    sys.modules[name] = None\n"
+        f"sys.argv = ['codecite', 'token', 'list', '--config', {str(config)!r}]\n"
+        "from codecite.cli import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "codecite[postgres]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_postgres_foreign_or_newer_schema_is_refused(pg_url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA codecite_state")
+        conn.execute("CREATE TABLE codecite_state.meta (key text PRIMARY KEY, value text)")
+        conn.execute("INSERT INTO codecite_state.meta VALUES ('kind', 'something-else')")
+    with pytest.raises(ConfigError, match=r"not a codecite state database.*meta"):
+        open_state(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA codecite_state CASCADE")
+    open_state(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE codecite_state.meta SET value = '99' WHERE key = 'format_version'")
+    with pytest.raises(ConfigError, match="newer codecite"):
+        open_state(pg_url)
+
+
+def test_two_servers_on_one_postgres_see_each_others_tokens_at_once(pg_url: str) -> None:
+    """Two stores on one database, as two serve processes on two machines: opened at
+    once on a new database (the schema is created once), then every token, revocation
+    and audit row of one is seen by the other at its next call: nothing is cached."""
+    stores: list[BaseStateStore] = []
+    threads = [threading.Thread(target=lambda: stores.append(open_state(pg_url))) for _ in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    one, two = stores
+    try:
+        token = one.create_token("alice", ["shop"])
+        assert two.check_token(token) == (Principal("alice", ("shop",)), "ok")
+        assert two.principal_for_user("alice") == Principal("alice", ("shop",))
+        assert two.revoke("alice") == 1
+        assert one.check_token(token) == (None, "revoked")
+        assert one.principal_for_user("alice") is None
+        other = two.create_token("bob", ["*"], admin=True)
+        assert one.authenticate(other) == Principal("bob", ("*",), True)
+        assert one.revoke_id(other.split("_")[1]) is True
+        assert two.check_token(other) == (None, "revoked")
+        assert [t.user for t in one.list_tokens()] == [t.user for t in two.list_tokens()]
+        one.audit(record(time.time() - 1, "alice", "from one"))
+        two.audit(record(time.time(), "bob", "from two"))
+        for store in (one, two):
+            assert [r.question for r in store.audit_rows()] == ["from two", "from one"]
+    finally:
+        one.close()
+        two.close()
+
+
+def test_state_shares_a_database_with_the_index(pg_url: str) -> None:
+    from codecite.store.postgres import PostgresStore
+
+    PostgresStore(pg_url, repo="shop").close()
+    with open_state(pg_url) as state:
+        token = state.create_token("alice", ["shop"])
+    PostgresStore(pg_url, repo="shop", create=False).close()  # the index is untouched
+    with open_state(pg_url) as state:
+        assert state.check_token(token)[1] == "ok"
+
+
+def test_serve_accepts_a_cli_token_from_a_postgres_state(tmp_path: Path, pg_url: str) -> None:
+    """``state = "postgresql://..."``: `codecite token create` writes the token there, a
+    real `codecite serve` accepts it, a revocation by the CLI counts at the server's next
+    request (no restart), and the server's audit rows are what `codecite audit` shows."""
+    shop = make_git_repo(tmp_path / "shop", {"app.py": "def f():\n    return 1\n"})
+    vault = make_git_repo(tmp_path / "vault", {"vault.py": "SECRET = 1\n"})
+    config = tmp_path / "codecite-server.toml"
+    config.write_text(
+        f'listen = "127.0.0.1:0"\nauth = "token"\nstate = "{pg_url}"\n'
+        f'[repos.shop]\npath = "{shop}"\n[repos.vault]\npath = "{vault}"\n'
+    )
+    made = run_cli("token", "create", "alice", "--repos", "shop", "--config", str(config))
+    assert made.returncode == 0, made.stderr
+    token = made.stdout.strip().splitlines()[-1]
+    port = free_port()
+    process = start_server(config, port, tmp_path / "server.log")
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
+            auth = {"Authorization": f"Bearer {token}"}
+            listed = http.get("/api/v1/repos", headers=auth)
+            assert listed.status_code == 200, listed.text
+            assert [r["name"] for r in listed.json()["repos"]] == ["shop"]
+            assert http.get("/api/v1/repos").status_code == 401
+            revoked = run_cli("token", "revoke", "alice", "--config", str(config))
+            assert revoked.returncode == 0, revoked.stderr
+            assert http.get("/api/v1/repos", headers=auth).status_code == 401
+    finally:
+        process.terminate()
+        process.wait(30)
+    assert not list(tmp_path.glob("*.db")) and not list(tmp_path.glob("postgres*"))
+    audit = run_cli("audit", "--config", str(config), "--json")
+    assert audit.returncode == 0, audit.stderr
+    rows = [json.loads(line) for line in audit.stdout.splitlines()]
+    assert [r["status"] for r in rows if r["endpoint"] == "/api/v1/repos"] == [401, 401, 200]
+    assert rows[-1]["user"] == "alice" and rows[-1]["client"]

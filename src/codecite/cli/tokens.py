@@ -1,6 +1,7 @@
 """Commands that manage the server's state database (DESIGN.md §11): ``token create``,
 ``token list``, ``token revoke`` and ``audit``. Standard library only on the server
-side (config + state): they work where the server extras are not installed."""
+side (config + state): they work where the server extras are not installed (a
+``postgresql://`` state needs the PostgreSQL extra)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from rich.table import Table
 
 from ..errors import UserError
 from ..server.config import ServerConfig, load_server_config
-from ..server.state import AuditRecord, StateStore, TokenInfo
+from ..server.state import AuditRecord, BaseStateStore, TokenInfo, open_state
 from ._shared import JsonOpt, app, emit_json, err, out
 
 token_app = typer.Typer(
@@ -87,9 +88,9 @@ def _table(*columns: str) -> Table:
     return table
 
 
-def _open(config: Path) -> tuple[ServerConfig, StateStore]:
+def _open(config: Path) -> tuple[ServerConfig, BaseStateStore]:
     cfg = load_server_config(config)
-    return cfg, StateStore(cfg.state)
+    return cfg, open_state(cfg.state)
 
 
 # --- token create ---------------------------------------------------------------

@@ -42,7 +42,7 @@ from .mcp import CURRENT_PRINCIPAL
 from .queue import QueueJobs
 from .refresh import Poller
 from .repos import RepoPool
-from .state import AuditRecord, StateStore
+from .state import AuditRecord, BaseStateStore, open_state
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class ServerState:
     """Everything the endpoints share (``request.app.state.codecite``)."""
 
     config: ServerConfig
-    state: StateStore
+    state: BaseStateStore
     pool: RepoPool
     jobs: Jobs | QueueJobs
     metrics: Metrics
@@ -320,7 +320,7 @@ def _install_errors(app: FastAPI) -> None:
 
 
 def create_app(
-    config: ServerConfig, *, state: StateStore | None = None, pool: RepoPool | None = None
+    config: ServerConfig, *, state: BaseStateStore | None = None, pool: RepoPool | None = None
 ) -> FastAPI:
     """The server for ``config`` (the state database and the repositories are opened
     here unless given)."""
@@ -329,7 +329,7 @@ def create_app(
     from .slack import install_slack
     from .web import install_web
 
-    store = state or StateStore(config.state)
+    store = state or open_state(config.state)
     if config.store_replicas:  # queries read from the replicas, writes go to the primary
         from ..store.replicas import register_replicas
 

@@ -3,7 +3,9 @@
     # codecite-server.toml
     listen = "127.0.0.1:8765"
     auth = "token"                 # "none" is allowed only on a loopback address
-    state = "codecite-state.db"    # tokens + audit log (relative to this file)
+    state = "codecite-state.db"    # tokens + audit log (relative to this file), or a
+                                   # postgresql:// URL: e.g. the store's URL puts tokens and
+                                   # audit in the same database, shared by every serve process
     store = "postgresql://codecite@db/codecite"   # optional: the shared store (DESIGN §13);
                                    # each [repos.NAME] lives there under NAME, re-index jobs
                                    # go to the PostgreSQL job queue (`codecite worker`)
@@ -33,7 +35,10 @@
     [slack.users]                  # Slack user ID → codecite user (their tokens' repositories)
     U012AB3CD = "alice"
 
-Relative paths are relative to the file. Every problem is a :class:`ConfigError` that
+Relative paths are relative to the file (a URL is never a path). Without ``state``, the
+state database is the file codecite-state.db, also when ``store`` is a PostgreSQL URL;
+``state = "postgresql://..."`` (any PostgreSQL database, the store's included) puts the
+tokens and the audit log there. Every problem is a :class:`ConfigError` that
 names the file and the setting.
 """
 
@@ -110,7 +115,9 @@ class ServerConfig:
     host: str
     port: int
     auth: str
-    state: Path
+    #: The state database (tokens + audit log): a SQLite file, or a ``postgresql://``
+    #: URL (:func:`codecite.server.state.open_state` opens either).
+    state: Path | str
     repos: dict[str, RepoConfig]
     limits: Limits = Limits()
     audit_retention_days: int = 90
@@ -279,6 +286,26 @@ def _store(data: dict[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
     return store, tuple(replicas)
 
 
+def _state(data: dict[str, Any], base: Path, where: str) -> Path | str:
+    """``state``: a ``postgresql://`` URL as given, else a file relative to ``base``."""
+    from ..store.postgres import is_postgres_url
+
+    value = data.get("state", DEFAULT_STATE)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(
+            f'{where}: state must be a file name (state = "{DEFAULT_STATE}") or a '
+            'postgresql:// URL (state = "postgresql://USER@HOST/DB")'
+        )
+    if is_postgres_url(value):
+        return value
+    if "://" in value:
+        raise ConfigError(
+            f"{where}: state is a {value.partition('://')[0]}:// URL; give a postgresql:// "
+            "URL or a file name"
+        )
+    return (base / Path(value).expanduser()).resolve()
+
+
 def load_server_config(path: str | Path) -> ServerConfig:
     """Read and check a server configuration file."""
     source = Path(path).expanduser().resolve()
@@ -317,7 +344,7 @@ def load_server_config(path: str | Path) -> ServerConfig:
         host=host,
         port=port,
         auth=auth,
-        state=(base / Path(str(data.get("state", DEFAULT_STATE))).expanduser()).resolve(),
+        state=_state(data, base, where),
         repos=_repos(data, base, where),
         limits=_limits(data, where),
         audit_retention_days=retention,

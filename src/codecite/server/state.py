@@ -1,145 +1,61 @@
 """The server's state database (DESIGN.md §11): bearer tokens, stored as salted hashes,
-and the audit log, an append-only table. One SQLite file (``state`` in
-codecite-server.toml), in WAL mode so ``codecite token ...`` can run beside a live
-server. One :class:`StateStore` is shared by the server's threads: every use of its
-connection holds an internal lock.
+and the audit log, an append-only table. ``state`` in codecite-server.toml names it: a
+SQLite file (:class:`StateStore`, here) or a ``postgresql://`` URL
+(:class:`~codecite.server.state_postgres.PostgresStateStore`: serve processes on
+several machines share its tokens and audit log); :func:`open_state` opens either.
+What they share (checks, hashing, scrubbing, every query) is
+:class:`~codecite.server.state_base.BaseStateStore`.
 
-A token reads ``cc_<id>_<secret>``: ``id`` is a short random lookup key (stored as
-is), ``secret`` 256 random bits (only a salted hash is stored). The plaintext is
-returned once, by :meth:`StateStore.create_token`.
+The SQLite file is in WAL mode so ``codecite token ...`` can run beside a live server.
+One :class:`StateStore` is shared by the server's threads: every use of its connection
+holds an internal lock.
 
-Standard library only: the ``token`` and ``audit`` commands work without the
-server extras.
+Standard library only (a URL loads :mod:`.state_postgres` and psycopg when opened): the
+``token`` and ``audit`` commands work without the server extras, and with a state file
+without the PostgreSQL extra.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import os
-import re
-import secrets
 import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, PathError, UserError
-from ..scrub import scrub_text
-from ..scrub import token as redacted
+from ..errors import ConfigError, PathError
 from ..store.migrations import run_script
 from ..store.sqlite_base import READONLY_WORDS, is_damage
-from .auth import Principal
+from .state_base import (
+    KIND,
+    REASONS,
+    TOKEN_RE,
+    AuditRecord,
+    BaseStateStore,
+    TokenInfo,
+    check_format,
+    parse_token,
+)
 
 __all__ = [
-    "REASONS", "AuditRecord", "StateStore", "TokenInfo", "parse_token",
+    "REASONS", "TOKEN_RE", "AuditRecord", "BaseStateStore", "StateStore", "TokenInfo",
+    "open_state", "parse_token",
 ]  # fmt: skip
 
 BUSY_TIMEOUT_S = 10.0
-#: Why a token was refused (:meth:`StateStore.check_token`); "ok" when it was not.
-REASONS = ("ok", "missing", "malformed", "unknown", "revoked", "expired")
-#: ``cc_`` + 12 hex characters + ``_`` + the url-safe secret.
-TOKEN_RE = re.compile(r"cc_(?P<id>[0-9a-f]{12})_(?P<secret>[A-Za-z0-9_-]{32,128})")
-#: Our own tokens, wherever they appear in text written to the audit log.
-_TOKEN_IN_TEXT = re.compile(r"\bcc_[0-9a-f]{12}_[A-Za-z0-9_-]{32,128}")
-USER_RE = re.compile(r"(?!-)[A-Za-z0-9._@-]{1,128}")
-GLOB_RE = re.compile(r"[A-Za-z0-9._*?\[\]!-]{1,128}")
-ID_BYTES = 6
-ID_ATTEMPTS = 5
-SECRET_BYTES = 32
-#: PBKDF2-HMAC-SHA256 rounds for new tokens (kept per row, so it can change later).
-KDF_ROUNDS = 1_000
-KDF = f"pbkdf2_sha256:{KDF_ROUNDS}"
-DAY_S = 86_400.0
 
 
-def parse_token(token: str) -> tuple[str, str] | None:
-    """``(id, secret)`` of a well-formed token, else None."""
-    m = TOKEN_RE.fullmatch(token)
-    return (m.group("id"), m.group("secret")) if m else None
+def open_state(location: str | Path) -> BaseStateStore:
+    """The state database at ``location``: a ``postgresql://`` URL, else a SQLite file."""
+    if isinstance(location, str):
+        from ..store.postgres import is_postgres_url
 
+        if is_postgres_url(location):
+            from .state_postgres import PostgresStateStore
 
-def _hash(secret: str, salt: bytes, kdf: str) -> bytes:
-    """The stored form of a secret: PBKDF2-HMAC-SHA256 with a per-token 16-byte salt.
-
-    The cost is deliberately low (1,000 rounds, well under a millisecond). Stretching
-    protects *guessable* secrets (passwords) against offline guessing; these secrets
-    are 256 bits from :func:`secrets.token_urlsafe`, so a stolen database still needs
-    ~2**255 guesses per token whatever the cost, while every API request pays it. The
-    salt keeps equal secrets from having equal hashes. ``kdf`` ("pbkdf2_sha256:N") is
-    stored with each row, so the cost can change without invalidating tokens.
-    """
-    name, _, rounds = kdf.partition(":")
-    if name != "pbkdf2_sha256" or not rounds.isdigit():
-        raise ConfigError(f"token hash {kdf!r} is unknown to this codecite; upgrade codecite")
-    return hashlib.pbkdf2_hmac("sha256", secret.encode(), salt, int(rounds))
-
-
-#: Hashed for an unknown id, so "no such id" takes as long as "wrong secret".
-_DUMMY_SALT = secrets.token_bytes(16)
-
-
-def check_user(user: str) -> str:
-    if not USER_RE.fullmatch(user):
-        raise UserError(f"user name {user!r}: use letters, digits, . _ - @ (not starting with -)")
-    return user
-
-
-def check_globs(repos: list[str]) -> tuple[str, ...]:
-    globs = tuple(dict.fromkeys(g.strip() for g in repos))
-    if not globs or not all(globs):
-        raise UserError("give at least one repository glob (e.g. --repos shop,payments or '*')")
-    for glob in globs:
-        if not GLOB_RE.fullmatch(glob):
-            raise UserError(
-                f"repository glob {glob!r}: use repository names with * ? [...] "
-                "(e.g. shop, shop*, '*')"
-            )
-    return globs
-
-
-@dataclass(frozen=True)
-class TokenInfo:
-    """A stored token, without its secret."""
-
-    id: str
-    user: str
-    repos: tuple[str, ...]
-    admin: bool
-    created_at: float
-    expires_at: float | None
-    revoked_at: float | None
-
-    def status(self, now: float | None = None) -> str:
-        """``active``, ``revoked`` or ``expired``."""
-        if self.revoked_at is not None:
-            return "revoked"
-        now = time.time() if now is None else now
-        return "expired" if self.expires_at is not None and self.expires_at <= now else "active"
-
-
-@dataclass(frozen=True)
-class AuditRecord:
-    """One request. ``results`` and ``citations`` are locations (``repo:path:start-end``),
-    never code; ``question`` is scrubbed of secrets before it is stored."""
-
-    time: float
-    user: str
-    client: str
-    method: str
-    endpoint: str
-    status: int
-    latency_ms: float
-    repos: list[str] = field(default_factory=list)
-    question: str = ""
-    results: list[str] = field(default_factory=list)
-    citations: list[str] = field(default_factory=list)
-    detail: str = ""
+            return PostgresStateStore(location)
+    return StateStore(location)
 
 
 def m001_create_tables(conn: sqlite3.Connection) -> None:
@@ -189,22 +105,23 @@ def m001_create_tables(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_create_tables]
 FORMAT_VERSION = len(MIGRATIONS)
-KIND = "codecite-state"
 
 
-class StateStore:
-    """Tokens and the audit log in one SQLite file, created (mode 0600) if missing.
+class StateStore(BaseStateStore):
+    """Tokens and the audit log in one SQLite file, created (mode 0600) if missing; one
+    connection, every use of it under an internal lock.
 
     Raises :class:`ConfigError` when the file is not a codecite state database, and
     :class:`PathError` when it cannot be written.
     """
+
+    _duplicate = (sqlite3.IntegrityError,)
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
         self._conn = self._open()
 
-    # --- lifecycle -------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -259,208 +176,34 @@ class StateStore:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         if not tables:
             return 0
-        kind = None
+        meta: dict[str, str] = {}
         if "meta" in tables:
-            kind = conn.execute("SELECT value FROM meta WHERE key='kind'").fetchone()
-        if kind is None or kind[0] != KIND:
-            raise ConfigError(
-                f"{self.path} is a SQLite database but not a codecite state database (it "
-                f"holds {', '.join(sorted(tables)[:5])}); point `state` at another file"
-            )
-        row = conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
-        version = int(row[0]) if row else 0
-        if version > FORMAT_VERSION:
-            raise ConfigError(
-                f"{self.path} was written by a newer codecite (state format {version}, this "
-                f"one reads up to {FORMAT_VERSION}); upgrade codecite"
-            )
-        return version
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        return check_format(
+            str(self.path),
+            meta.get("kind"),
+            int(meta.get("format_version", 0)),
+            FORMAT_VERSION,
+            f"a SQLite database but not a codecite state database (it holds "
+            f"{', '.join(sorted(tables)[:5])}); point `state` at another file",
+        )
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> StateStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         """One write transaction, holding the lock (and SQLite's write lock) throughout."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
+                rowcount = self._conn.execute(sql, params).rowcount
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
-
-    # --- tokens ----------------------------------------------------------------
-    def create_token(
-        self, user: str, repos: list[str], *, admin: bool = False, expires_at: float | None = None
-    ) -> str:
-        """A new token for ``user`` (who may hold several), readable repositories
-        ``repos`` (globs: ``shop``, ``shop*``, ``*``). Returns the plaintext, the only
-        time it is available."""
-        check_user(user)
-        globs = check_globs(repos)
-        secret = secrets.token_urlsafe(SECRET_BYTES)
-        salt = secrets.token_bytes(16)
-        digest = _hash(secret, salt, KDF)
-        for _ in range(ID_ATTEMPTS):
-            token_id = secrets.token_hex(ID_BYTES)
-            try:
-                with self._write() as conn:
-                    conn.execute(
-                        "INSERT INTO tokens(id, user, kdf, salt, hash, repos, admin, "
-                        "created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (token_id, user, KDF, salt, digest, json.dumps(globs), int(admin),
-                         time.time(), expires_at),
-                    )  # fmt: skip
-                return f"cc_{token_id}_{secret}"
-            except sqlite3.IntegrityError:  # the 48-bit id is taken: draw another
-                continue
-        raise RuntimeError(f"no free token id after {ID_ATTEMPTS} draws")
-
-    def check_token(self, token: str | None) -> tuple[Principal | None, str]:
-        """The token's principal and "ok", or None and why (:data:`REASONS`). A wrong
-        secret reads "unknown", like an unknown id, and takes as long: one hash, one
-        constant-time comparison on either path. "revoked" and "expired" are told only
-        to a caller who knows the secret."""
-        if not token or not token.strip():
-            return None, "missing"
-        parsed = parse_token(token.strip())
-        if parsed is None:
-            return None, "malformed"
-        token_id, secret = parsed
-        rows = self._read(
-            "SELECT user, kdf, salt, hash, repos, admin, expires_at, revoked_at "
-            "FROM tokens WHERE id = ?",
-            (token_id,),
-        )
-        if not rows:
-            hmac.compare_digest(_hash(secret, _DUMMY_SALT, KDF), bytes(32))
-            return None, "unknown"
-        user, kdf, salt, digest, repos, admin, expires_at, revoked_at = rows[0]
-        if not hmac.compare_digest(_hash(secret, salt, kdf), digest):
-            return None, "unknown"
-        if revoked_at is not None:
-            return None, "revoked"
-        if expires_at is not None and expires_at <= time.time():
-            return None, "expired"
-        return Principal(user, tuple(json.loads(repos)), bool(admin)), "ok"
-
-    def authenticate(self, token: str | None) -> Principal | None:
-        """The principal of a valid token; None for any other (see :meth:`check_token`)."""
-        return self.check_token(token)[0]
-
-    def principal_for_user(self, user: str) -> Principal | None:
-        """A user named by a trusted proxy's header: the repository globs of all their
-        active tokens together (admin if any of them is); None without an active one."""
-        rows = self._read(
-            "SELECT repos, admin FROM tokens WHERE user = ? AND revoked_at IS NULL "
-            "AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id",
-            (user, time.time()),
-        )
-        if not rows:
-            return None
-        globs = dict.fromkeys(g for repos, _ in rows for g in json.loads(repos))
-        return Principal(user, tuple(globs), any(admin for _, admin in rows))
-
-    def list_tokens(self, user: str | None = None) -> list[TokenInfo]:
-        """Every token (of ``user``), oldest first, without secrets or hashes."""
-        sql = "SELECT id, user, repos, admin, created_at, expires_at, revoked_at FROM tokens"
-        if user is None:
-            rows = self._read(sql + " ORDER BY created_at, id")
-        else:
-            rows = self._read(sql + " WHERE user = ? ORDER BY created_at, id", (user,))
-        return [
-            TokenInfo(tid, u, tuple(json.loads(r)), bool(a), c, e, v)
-            for tid, u, r, a, c, e, v in rows
-        ]
-
-    def revoke(self, user: str) -> int:
-        """Revoke every active token of ``user``; how many were revoked."""
-        now = time.time()
-        with self._write() as conn:
-            cur = conn.execute(
-                "UPDATE tokens SET revoked_at = ? WHERE user = ? AND revoked_at IS NULL "
-                "AND (expires_at IS NULL OR expires_at > ?)",
-                (now, user, now),
-            )
-            return cur.rowcount
-
-    def revoke_id(self, token_id: str) -> bool:
-        """Revoke one token by its id (``cc_<id>_...``); False if none was active."""
-        with self._write() as conn:
-            cur = conn.execute(
-                "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-                (time.time(), token_id),
-            )
-            return cur.rowcount > 0
-
-    # --- audit -----------------------------------------------------------------
-    def audit(self, record: AuditRecord) -> None:
-        """Append one row. The question and detail are scrubbed of secrets (our own
-        tokens included); results and citations must be locations, not code."""
-        for location in (*record.results, *record.citations):
-            if "\n" in location:
-                raise ValueError("audit results hold locations (repo:path:start-end), not code")
-        row = (record.time, record.user, _clean(record.client), record.method,
-               record.endpoint, int(record.status), float(record.latency_ms),
-               json.dumps(record.repos), _clean(record.question), json.dumps(record.results),
-               json.dumps(record.citations), _clean(record.detail))  # fmt: skip
-        with self._write() as conn:  # scrubbed before taking the lock
-            conn.execute(
-                "INSERT INTO audit(time, user, client, method, endpoint, status, latency_ms, "
-                "repos, question, results, citations, detail) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
-
-    def audit_rows(
-        self, since: float | None = None, user: str | None = None, limit: int = 1000
-    ) -> list[AuditRecord]:
-        """Rows at or after ``since`` (epoch seconds), of ``user``, newest first."""
-        if limit < 1:
-            raise UserError(f"limit must be at least 1, got {limit}")
-        where: list[str] = ["1"]
-        params: list[Any] = []
-        if since is not None:
-            where.append("time >= ?")
-            params.append(since)
-        if user is not None:
-            where.append("user = ?")
-            params.append(user)
-        rows = self._read(
-            "SELECT time, user, client, method, endpoint, status, latency_ms, repos, question, "
-            f"results, citations, detail FROM audit WHERE {' AND '.join(where)} "
-            "ORDER BY time DESC, id DESC LIMIT ?",
-            (*params, limit),
-        )
-        return [
-            AuditRecord(t, u, c, m, e, s, ms, json.loads(r), q, json.loads(res), json.loads(ci), d)
-            for t, u, c, m, e, s, ms, r, q, res, ci, d in rows
-        ]
-
-    def prune_audit(self, retention_days: int) -> int:
-        """Delete rows older than ``retention_days`` (0 keeps every row); how many."""
-        if retention_days < 0:
-            raise UserError(f"audit retention must be >= 0 days, got {retention_days}")
-        if retention_days == 0:
-            return 0
-        with self._write() as conn:
-            cutoff = time.time() - retention_days * DAY_S
-            return conn.execute("DELETE FROM audit WHERE time < ?", (cutoff,)).rowcount
-
-
-def _clean(text: str) -> str:
-    """Text with secrets (and codecite tokens) redacted, for the audit log."""
-    return scrub_text(_TOKEN_IN_TEXT.sub(redacted("codecite-token"), text)) if text else text
+            return rowcount
