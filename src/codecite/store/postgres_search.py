@@ -22,7 +22,8 @@ set aside while their bounds add up to less than the ``limit``-th best score of 
 other terms' matches; then no chunk that matches only set-aside terms can reach the
 top ``limit``, so those terms are scored on the candidates alone. When the bound is not
 met the search runs again with fewer terms set aside (at worst all scanned, as without
-the method). The ranking is unchanged: same scores, same order.
+the method). The ranking is unchanged: same scores, same order (scores are compared to
+:data:`TIE_DIGITS` decimals, so floating-point sums of equal scores tie, as in FTS5).
 
 Known differences from FTS5: a lexeme keeps at most 256 positions and positions stop at
 16,383 (a token repeated more often in one chunk counts 256 times, which BM25's
@@ -41,6 +42,9 @@ from .protocols import KeywordWeights
 
 #: FTS5's bm25() constants (the protocol's).
 K1, B = 1.2, 0.75
+#: Scores are compared to this many decimals: chunks with the same texts score the same
+#: whatever order a sum's terms were added in, and insertion order breaks the tie.
+TIE_DIGITS = 9
 #: The kinds that rank after definitions in a symbol look-up.
 COARSE_KINDS_SQL = "('module', 'window', 'file')"
 
@@ -79,9 +83,9 @@ SELECT c.id
 FROM hits c JOIN idf USING (i), stats s
 WHERE true {where}
 GROUP BY c.seq, c.id
-ORDER BY """
+ORDER BY round(("""
     + _SCORE_SQL
-    + """ DESC, c.seq
+    + """)::numeric, %(digits)s) DESC, c.seq
 LIMIT %(limit)s
 """
 )
@@ -179,6 +183,7 @@ class SearchTables(PgTables):
             "k1": K1,
             "b": B,
             "limit": limit if limit > 0 else None,
+            "digits": TIE_DIGITS,
         }
         # the filters' %s placeholders become named ones
         for n, value in enumerate(args):
@@ -237,7 +242,7 @@ class SearchTables(PgTables):
             norm = K1 * (1 - B + B * lengths[seq] / avgdl)
             scores[seq] += aside[n] * f * (K1 + 1) / (f + norm)
         ids = {row[0]: row[1] for row in rows}
-        best = sorted(scores, key=lambda seq: (-scores[seq], seq))[:limit]
+        best = sorted(scores, key=lambda seq: (-round(scores[seq], TIE_DIGITS), seq))[:limit]
         return [ids[seq] for seq in best]
 
     def document_count(self) -> int:
