@@ -531,3 +531,38 @@ def test_serve_accepts_a_cli_token_from_a_postgres_state(tmp_path: Path, pg_url:
     rows = [json.loads(line) for line in audit.stdout.splitlines()]
     assert [r["status"] for r in rows if r["endpoint"] == "/api/v1/repos"] == [401, 401, 200]
     assert rows[-1]["user"] == "alice" and rows[-1]["client"]
+
+
+def test_migrate_copies_a_state_file_into_postgres(tmp_path: Path, pg_url: str) -> None:
+    """`codecite migrate --from codecite-state.db --to URL`: every token keeps working
+    (revoked and expired ones stay refused), the audit log arrives whole, and a second
+    run copies nothing twice."""
+    path = tmp_path / "codecite-state.db"
+    with StateStore(path) as old:
+        alice = old.create_token("alice", ["shop*"], admin=True)
+        bob = old.create_token("bob", ["*"])
+        gone = old.create_token("carol", ["shop"])
+        stale = old.create_token("dave", ["shop"], expires_at=time.time() - 10)
+        old.revoke("carol")
+        for n in range(3):
+            old.audit(record(time.time() - n, "alice", f"question {n}"))
+        wanted = old.audit_rows()
+    proc = run_cli("migrate", "--from", str(path), "--to", pg_url)
+    assert proc.returncode == 0, proc.stderr
+    assert "copied 4 of 4 tokens (0 already there) and 3 of 3 audit rows" in proc.stdout
+    with open_state(pg_url) as new:
+        assert new.authenticate(alice) == Principal("alice", ("shop*",), True)
+        assert new.authenticate(bob) == Principal("bob", ("*",), False)
+        assert new.check_token(gone) == (None, "revoked")
+        assert new.check_token(stale) == (None, "expired")
+        assert new.audit_rows() == wanted
+        new.create_token("erin", ["shop"])  # made after the move: kept by a second run
+    again = run_cli("migrate", "--from", str(path), "--to", pg_url, "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == {
+        "tokens": 4, "tokens_copied": 0, "audit_rows": 3, "audit_rows_copied": 0,
+    }  # fmt: skip
+    with open_state(pg_url) as new:
+        assert len(new.list_tokens()) == 5 and len(new.audit_rows()) == 3
+    bad = run_cli("migrate", "--from", str(path), "--to", str(tmp_path / "other.db"))
+    assert bad.returncode != 0 and "postgresql://" in bad.stderr

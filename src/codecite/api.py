@@ -579,6 +579,21 @@ def migrate_index(source: str | Path, url: str, repo_name: str | None = None) ->
     return {"repo": report.repo, "counts": report.counts}
 
 
+def migrate_state(source: str | Path, url: str) -> dict[str, int]:
+    """Copy a server's SQLite state file (``codecite-state.db``: tokens and the audit
+    log) into a PostgreSQL state database at ``url`` (``state = "postgresql://..."``):
+    every token keeps working. Returns the counts (see ``BaseStateStore.copy_into``)."""
+    from .server.state import StateStore, open_state
+
+    path = Path(source).expanduser().resolve()
+    if not path.is_file():
+        raise PathError(f"{path} is not a state database file (codecite-state.db)")
+    if not is_postgres_url(url):
+        raise UserError(f"--to must be a postgresql:// URL, got {url!r}")
+    with StateStore(path) as state, open_state(url) as target:
+        return state.copy_into(target)
+
+
 def redact_url(url: str) -> str:
     """``url`` with its password hidden, for messages."""
     from .store.postgres import redact

@@ -197,11 +197,14 @@ class StateStore(BaseStateStore):
             return self._conn.execute(sql, params).fetchall()
 
     def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        return self._execute_many(sql, [params])
+
+    def _execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
         """One write transaction, holding the lock (and SQLite's write lock) throughout."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                rowcount = self._conn.execute(sql, params).rowcount
+                rowcount = self._conn.executemany(sql, rows).rowcount
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise

@@ -169,6 +169,10 @@ class BaseStateStore(ABC):
         """Run one statement in a transaction of its own; the rows it changed."""
 
     @abstractmethod
+    def _execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
+        """Run one statement for each parameter tuple, all in one transaction."""
+
+    @abstractmethod
     def close(self) -> None: ...
 
     def __enter__(self) -> Self:
@@ -334,3 +338,43 @@ class BaseStateStore(ABC):
             return 0
         cutoff = time.time() - retention_days * DAY_S
         return self._execute(f"DELETE FROM {self.AUDIT} WHERE time < ?", (cutoff,))
+
+    # --- moving to another database ---------------------------------------------
+    def copy_into(self, target: BaseStateStore) -> dict[str, int]:
+        """Copy this database's tokens and audit log into ``target`` (e.g. a SQLite
+        file into PostgreSQL): tokens as stored (salted hashes, expiry, revocation), so
+        every token keeps working; an id the target already holds is left as it is
+        there. The audit rows are copied, in one transaction, only into an empty audit
+        log (a second run copies none twice). Returns the counts."""
+        token_cols = '"user", kdf, salt, hash, repos, admin, created_at, expires_at, revoked_at'
+        tokens = [
+            (row[0], row[1], row[2], bytes(row[3]), bytes(row[4]), *row[5:])
+            for row in self._read(
+                f"SELECT id, {token_cols} FROM {self.TOKENS} ORDER BY created_at, id"
+            )
+        ]
+        before = len(target._read(f"SELECT id FROM {target.TOKENS}"))
+        if tokens:
+            target._execute_many(
+                f"INSERT INTO {target.TOKENS}(id, {token_cols}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                tokens,
+            )
+        copied = len(target._read(f"SELECT id FROM {target.TOKENS}")) - before
+        audit_cols = (
+            'time, "user", client, method, endpoint, status, latency_ms, repos, question, '
+            "results, citations, detail"
+        )
+        rows = self._read(f"SELECT {audit_cols} FROM {self.AUDIT} ORDER BY id")
+        empty = not target._read(f"SELECT id FROM {target.AUDIT} LIMIT 1")
+        if rows and empty:
+            target._execute_many(
+                f"INSERT INTO {target.AUDIT}({audit_cols}) VALUES ({', '.join('?' * 12)})",
+                [tuple(row) for row in rows],
+            )
+        return {
+            "tokens": len(tokens),
+            "tokens_copied": copied,
+            "audit_rows": len(rows),
+            "audit_rows_copied": len(rows) if empty else 0,
+        }

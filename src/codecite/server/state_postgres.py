@@ -236,3 +236,9 @@ class PostgresStateStore(BaseStateStore):
     def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         with self.pool.connection() as conn:  # autocommit: the statement is a transaction
             return conn.execute(sql.replace("?", "%s"), params).rowcount
+
+    def _execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
+        with self.pool.connection() as conn, conn.transaction():
+            cursor = conn.cursor()
+            cursor.executemany(sql.replace("?", "%s"), rows)
+            return cursor.rowcount
