@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from ..errors import ConfigError
-from ..store.postgres import CONNECT_TIMEOUT, INSTALL_HINT, redact
+from ..store.postgres import CONNECT_TIMEOUT, INSTALL_HINT, open_pool, redact
 from ..store.postgres_migrations import LOCK_CLASS
 from .state_base import KIND, BaseStateStore, check_format
 
@@ -124,7 +124,7 @@ class PostgresStateStore(BaseStateStore):
     AUDIT = f"{SCHEMA}.audit"
 
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
-        pg, pool_module = _driver()
+        pg, _ = _driver()
         self.url, self.where = url, redact(url)
         self._duplicate = (pg.errors.UniqueViolation,)
         kwargs = {
@@ -151,22 +151,14 @@ class PostgresStateStore(BaseStateStore):
                 "this user create a schema there (GRANT CREATE ON DATABASE ...) or point "
                 "`state` at another database"
             ) from None
-        self.pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = pool_module.ConnectionPool(
+        self.pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = open_pool(
             url,
-            min_size=1,
-            max_size=max(1, pool_size),
-            num_workers=1,
             kwargs=kwargs,
-            # a connection broken by a server restart or failover is replaced, not used
-            check=pool_module.ConnectionPool.check_connection,
+            size=pool_size,
             name="codecite-state",
-            open=False,
+            where=f"the state database {self.where}",
+            error=ConfigError,
         )
-        try:
-            self.pool.open(wait=True, timeout=CONNECT_TIMEOUT)
-        except pool_module.PoolTimeout as exc:
-            self.pool.close()
-            raise ConfigError(f"cannot connect to the state database {self.where}: {exc}") from None
 
     def _safe(self, exc: BaseException) -> str:
         """An error's message, with the URL's password (if it shows) hidden."""

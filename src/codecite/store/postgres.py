@@ -99,6 +99,39 @@ def _driver() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
+def open_pool(
+    url: str,
+    *,
+    kwargs: dict[str, Any],
+    size: int,
+    name: str,
+    where: str,
+    error: type[Exception],
+    configure: Callable[[Any], None] | None = None,
+) -> Any:
+    """An open ``psycopg_pool.ConnectionPool`` of 1 to ``size`` connections made with
+    ``kwargs``; a connection broken by a server restart or failover is replaced, not
+    used. ``error`` (naming ``where``) when none can be made in time."""
+    _, pool_module = _driver()
+    pool = pool_module.ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max(1, size),
+        num_workers=1,
+        kwargs=kwargs,
+        configure=configure,
+        check=pool_module.ConnectionPool.check_connection,
+        name=name,
+        open=False,
+    )
+    try:
+        pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+    except pool_module.PoolTimeout as exc:
+        pool.close()
+        raise error(f"cannot connect to {where}: {exc}") from None
+    return pool
+
+
 class PostgresStore(SearchTables, VectorTables, GraphTables):
     """Files, chunks, keyword index, graph and vectors of one repository (``repo``) in
     a PostgreSQL database shared with other repositories.
@@ -121,7 +154,7 @@ class PostgresStore(SearchTables, VectorTables, GraphTables):
     ) -> None:
         if not repo:
             raise UserError("a PostgreSQL store needs a repository name (--repo-name NAME)")
-        self._psycopg, pool_module = _driver()
+        self._psycopg, _ = _driver()
         self.url, self.repo, self.readonly = url, repo, readonly
         self.where = f"{redact(url)} (repository {repo!r})"
         self.dir = Path(index_dir) if index_dir is not None else Path(os.devnull)
@@ -135,23 +168,15 @@ class PostgresStore(SearchTables, VectorTables, GraphTables):
                 pass
             else:  # only a folder we created gets our .gitignore (as SQLiteStore)
                 (self.dir / ".gitignore").write_text("# codecite index: local build output\n*\n")
-        self.pool = pool_module.ConnectionPool(
+        self.pool = open_pool(
             url,
-            min_size=1,
-            max_size=max(1, pool_size),
-            num_workers=1,
             kwargs=self._connect_kwargs(),
-            configure=self._configure,
-            # a connection broken by a server restart or failover is replaced, not used
-            check=pool_module.ConnectionPool.check_connection,
+            size=pool_size,
             name=f"codecite-{repo}",
-            open=False,
+            where=self.where,
+            error=UserError,
+            configure=self._configure,
         )
-        try:
-            self.pool.open(wait=True, timeout=CONNECT_TIMEOUT)
-        except pool_module.PoolTimeout as exc:
-            self.pool.close()
-            raise UserError(f"cannot connect to {self.where}: {exc}") from None
 
     # --- lifecycle -------------------------------------------------------------
     def _connect_kwargs(self) -> dict[str, Any]:
