@@ -24,7 +24,7 @@ from repos import make_git_repo, run_cli
 
 import codecite
 from codecite.config import Config
-from codecite.errors import IndexFormatError, IndexMissingError, IndexOutdatedError
+from codecite.errors import ConfigError, IndexFormatError, IndexMissingError, IndexOutdatedError
 from codecite.evaluate import load_golden
 from codecite.filters import Filters, path_matches
 from codecite.retrieve.keyword import query_terms
@@ -40,6 +40,8 @@ from codecite.store.protocols import (
     KeywordIndex,
     ReadStore,
     Store,
+    Tier,
+    VectorRows,
     VectorSource,
 )
 from codecite.store.sqlite import SQLiteStore
@@ -709,3 +711,47 @@ def test_terms_set_aside_leave_the_ranking_as_fts5(
     retried = [found for _, found in calls if not isinstance(found, list)]
     assert answered and retried, calls  # both paths ran
     assert postgres_search.within({0: 1.0, 1: 2.0}, 2.2 * 1.0) == {0: 1.0}
+
+
+def test_searcher_searches_vectors_in_the_database(
+    both: tuple[SQLiteStore, PostgresStore, Config], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vector_search = "auto" on PostgreSQL asks pgvector's HNSW index and loads no
+    vectors (nothing for a server to reload after a re-index); the results are those of
+    the in-memory exact search ("memory") on every golden question."""
+    from codecite.retrieve.search import Searcher
+
+    sqlite, pg, config = both
+    loaded: list[str] = []
+    real = PostgresStore.vector_rows
+
+    def spy(self: PostgresStore, tier: Tier = "model") -> VectorRows | None:
+        loaded.append(tier)
+        return real(self, tier)
+
+    monkeypatch.setattr(PostgresStore, "vector_rows", spy)
+    in_db, in_memory = Searcher(pg, config), Searcher(pg, config.replace(vector_search="memory"))
+    assert in_db.in_database and not in_memory.in_database
+    golden = [q.query for q in load_golden(FIXTURES / "shop_golden.jsonl")]
+    for query in golden:
+        for filters in (None, Filters(languages=("python",))):
+            got = [h.chunk.id for h in in_db.search(query, k=10, filters=filters).hits]
+            assert loaded == [], query
+            want = [h.chunk.id for h in in_memory.search(query, k=10, filters=filters).hits]
+            assert got == want, (query, filters)
+            loaded.clear()
+    assert len(in_db.vectors or []) == pg.vector_count() > 0
+    assert not Searcher(sqlite, config).in_database  # SQLite: vectors in memory
+    with pytest.raises(ConfigError, match="PostgreSQL"):
+        Searcher(sqlite, config.replace(vector_search="database")).search("discount")
+
+
+def test_vector_search_setting_is_checked(tmp_path: Path) -> None:
+    from codecite.config import load_config
+
+    assert load_config(tmp_path, environ={"CODECITE_VECTOR_SEARCH": "memory"}).vector_search == (
+        "memory"
+    )
+    (tmp_path / "codecite.toml").write_text('vector_search = "hnsw"\n')
+    with pytest.raises(ConfigError, match=r"'vector_search' \(one of: auto, memory, database"):
+        load_config(tmp_path, environ={})

@@ -178,6 +178,7 @@ def test_a_reader_reloads_vectors_after_another_process_commits(
         indexed = run_cli("index", str(vault), "--store", pg_url, "--repo-name", "vault")
         assert indexed.returncode == 0, indexed.stderr
         assert reader.store.generation() > generation
+        reader.searcher.refresh()  # what each search does first
         after = reader.searcher.tier("model")
         assert after is not None and len(after) > len(before)
         hits = reader.search("quokka ferry schedule", k=3).hits

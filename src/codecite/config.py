@@ -17,6 +17,8 @@ from typing import Any
 from .errors import ConfigError
 
 ENV_PREFIX = "CODECITE_"
+#: Values of the `vector_search` setting.
+VECTOR_SEARCH_MODES = ("auto", "memory", "database")
 #: Every environment variable that configures the chat endpoint (for docs and tests).
 LLM_ENV_VARS = (
     "CODECITE_LLM_BASE_URL",
@@ -131,6 +133,11 @@ class Config:
     static_weight_full: float = 0.0
     #: Candidates taken from each list before fusion.
     candidates: int = 50
+    #: Where vector search runs: "memory" (each process loads a tier's vectors and
+    #: scores them exactly; reloaded after another process commits), "database" (the
+    #: store's approximate index: pgvector HNSW, nothing loaded), or "auto" (database
+    #: where the store has such an index, i.e. PostgreSQL; memory otherwise).
+    vector_search: str = "auto"
     #: Long questions (bug reports, retrieve/question.py): the most informative terms
     #: kept per part, the identifiers looked up, and each part's RRF weight.
     long_query_terms: int = 24
@@ -253,8 +260,16 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
+#: Settings with a fixed set of values.
+CHOICES: dict[str, tuple[str, ...]] = {"vector_search": VECTOR_SEARCH_MODES}
+
+
 def _coerce(name: str, value: Any, source: str) -> Any:
     """Coerce ``value`` to the type of Config field ``name``."""
+    if name in CHOICES and str(value) not in CHOICES[name]:
+        raise ConfigError(
+            f"{source}: invalid value {value!r} for '{name}' (one of: {', '.join(CHOICES[name])})"
+        )
     default = getattr(Config(), name)
     try:
         if isinstance(default, bool):

@@ -27,6 +27,10 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in tokenize(text) if t not in STOPWORDS and len(t) > 1))
 
 
+#: Document frequencies a TermStats remembers before starting over.
+DF_CACHE_SIZE = 100_000
+
+
 class TermStats:
     """Leaves out terms so common that matching them costs more than they tell: on a
     large index an OR query's time grows with the documents its terms match."""
@@ -34,6 +38,17 @@ class TermStats:
     def __init__(self, index: KeywordIndex) -> None:
         self.index = index
         self.documents = index.document_count()
+        self._df: dict[str, int] = {}
+
+    def df(self, term: str) -> int:
+        """The term's document frequency, asked of the index once (a searcher makes new
+        statistics when another process commits)."""
+        found = self._df.get(term)
+        if found is None:
+            if len(self._df) >= DF_CACHE_SIZE:
+                self._df.clear()
+            found = self._df[term] = self.index.document_frequency(term)
+        return found
 
     def select(self, terms: list[str], config: Config) -> list[str]:
         """``terms`` minus the very common ones on a large index (the rarest few are
@@ -41,7 +56,7 @@ class TermStats:
         if self.documents < config.keyword_prune_min_chunks or len(terms) <= 2:
             return terms
         limit = config.keyword_max_df_share * self.documents
-        df = self.index.document_frequency
+        df = self.df
         kept = [t for t in terms if df(t) <= limit]
         if len(kept) >= 2:
             return kept

@@ -141,7 +141,7 @@ def informative_terms(text: str, stats: TermStats, limit: int) -> list[str]:
     documents = max(stats.documents, 1)
     scored = []
     for term, tf in counts.items():
-        df = stats.index.document_frequency(term)
+        df = stats.df(term)
         if df == 0 or df > 0.25 * documents:
             continue
         idf = math.log(1 + (documents - df + 0.5) / (df + 0.5))

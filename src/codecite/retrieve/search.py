@@ -22,8 +22,9 @@ import numpy as np
 from ..config import Config
 from ..embed import get_embedder
 from ..embed.base import Embedder
+from ..errors import ConfigError
 from ..scrub import scrub_text
-from ..store.protocols import TIERS, ReadStore, Tier
+from ..store.protocols import TIERS, NearestVectors, ReadStore, Tier
 from .expand import expand as graph_expand
 from .files import add_file_evidence, diversify, rank_files
 from .fusion import ranks, rrf
@@ -34,7 +35,7 @@ from .parts import code_only, part_lists, part_weights, specific_identifiers
 from .question import Question, read_question
 from .rerank import SignalReranker
 from .types import Filters, Hit, SearchResult
-from .vector import VectorIndex
+from .vector import DatabaseVectors, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class Searcher:
         """``store``: any backend of the read protocols; ``log_dir``: where the query
         log is appended (None: no log)."""
         self.store, self.config, self.log_dir = store, config, log_dir
-        self._tiers: dict[Tier, VectorIndex | None] = {}
+        self._tiers: dict[Tier, VectorIndex | DatabaseVectors | None] = {}
         self._embedder: Embedder | None = None
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.reranker = SignalReranker(self.store, self.config)
@@ -62,19 +63,37 @@ class Searcher:
 
     # --- lazily loaded parts -------------------------------------------------
     @property
-    def vectors(self) -> VectorIndex | None:
+    def vectors(self) -> VectorIndex | DatabaseVectors | None:
         """The model tier's vectors (None while there are none)."""
         return self.tier("model")
 
-    def tier(self, tier: Tier) -> VectorIndex | None:
-        """A vector tier, loaded once and again after another process committed."""
+    @property
+    def in_database(self) -> bool:
+        """Whether vector search runs in the store (``vector_search`` setting)."""
+        mode = self.config.vector_search
+        native = isinstance(self.store, NearestVectors)
+        if mode == "database" and not native:
+            raise ConfigError(
+                "vector_search = 'database' needs a store with a vector index "
+                "(PostgreSQL + pgvector); this index searches its vectors in memory"
+            )
+        return native and mode != "memory"
+
+    def refresh(self) -> None:
+        """Forget what another process's commit (a re-index) made stale: loaded vectors,
+        term statistics. One query to the store; each search starts with it."""
         generation = self.store.generation()
-        if generation != self._generation:  # another process committed (a re-index)
+        if generation != self._generation:
             self._generation = generation
             self._tiers.clear()
             self.term_stats = TermStats(self.store)
+
+    def tier(self, tier: Tier) -> VectorIndex | DatabaseVectors | None:
+        """A vector tier as of the last :meth:`refresh`, loaded once (in the database:
+        nothing loaded, only counted)."""
         if tier not in self._tiers:
-            self._tiers[tier] = VectorIndex.load(self.store, tier)
+            loader = DatabaseVectors.load if self.in_database else VectorIndex.load
+            self._tiers[tier] = loader(self.store, tier)
         return self._tiers[tier]
 
     def _static(self, text: str, filters: Filters | None) -> list[str]:
@@ -133,6 +152,7 @@ class Searcher:
         ``files``, the ``k`` best files (``result.files``), each with its best chunks.
         ``tiers``: the vector tiers searched when ``vector`` (benchmarks measure the
         static tier alone, as it is before the model's vectors exist)."""
+        self.refresh()
         cfg, clock = self.config, _Clock()
         use = set(tiers) if vector else set()
         hits, info, question = self._candidates(query, filters, keyword, use, clock)

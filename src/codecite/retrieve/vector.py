@@ -1,6 +1,7 @@
 """Vector search: exact cosine (a dot product of unit vectors) over the index's
-vectors, vectorised with numpy; metadata filters become a row mask applied
-before ranking."""
+vectors, vectorised with numpy, metadata filters a row mask applied before ranking
+(:class:`VectorIndex`); or the store's own approximate index, nothing loaded
+(:class:`DatabaseVectors`: pgvector HNSW in PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import logging
 import numpy as np
 
 from ..filters import Filters, path_matches
-from ..store.protocols import Tier, VectorRows, VectorSource
+from ..store.protocols import NearestVectors, Tier, VectorRows, VectorSource
 
 log = logging.getLogger(__name__)
 
@@ -75,3 +76,30 @@ class VectorIndex:
         top = np.argpartition(-scores, limit - 1)[:limit]
         top = top[np.argsort(-scores[top])]
         return [(self.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+
+class DatabaseVectors:
+    """A vector tier searched where it is stored (:class:`NearestVectors`): each search
+    is one query to the store's approximate index, with the filters applied there;
+    nothing is loaded, so a server holds no copy to reload after a re-index."""
+
+    def __init__(self, store: NearestVectors, tier: Tier, count: int) -> None:
+        self.store, self.tier, self.count = store, tier, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    @classmethod
+    def load(cls, store: VectorSource, tier: Tier = "model") -> DatabaseVectors | None:
+        """The tier of ``store`` (which must search its own vectors), or None when it
+        has none yet."""
+        assert isinstance(store, NearestVectors)
+        count = store.vector_count(tier)
+        return cls(store, tier, count) if count else None
+
+    def search(
+        self, query: np.ndarray, filters: Filters | None = None, limit: int = 50
+    ) -> list[tuple[str, float]]:
+        """(chunk id, cosine) best first."""
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
+        return self.store.vector_search(vector, filters, limit, self.tier)

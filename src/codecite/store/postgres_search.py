@@ -162,8 +162,6 @@ class SearchTables(PgTables):
     """The keyword-index and symbol-table methods of
     :class:`~codecite.store.postgres.PostgresStore`."""
 
-    _df_cache: tuple[int, dict[str, int]] = (-1, {})
-
     def keyword_search(
         self, terms: Sequence[str], filters: Filters | None, limit: int, weights: KeywordWeights
     ) -> list[str]:
@@ -204,15 +202,14 @@ class SearchTables(PgTables):
         single = {n: q.strip("'") for n, q in enumerate(queries) if "<->" not in q}
         if not single:
             return {}
-        row = self._fetchone("SELECT documents FROM repos WHERE repo = %s", (self.repo,))
-        documents = int(row[0]) if row else 0
-        df = dict(
-            self._fetchall(
-                "SELECT term, df FROM terms WHERE repo = %s AND term = ANY(%s)",
-                (self.repo, sorted(set(single.values()))),
-            )
+        rows = self._fetchall(
+            "SELECT r.documents, t.term, t.df FROM repos r LEFT JOIN terms t "
+            "ON t.repo = r.repo AND t.term = ANY(%s) WHERE r.repo = %s",
+            (sorted(set(single.values())), self.repo),
         )
-        return {n: idf(documents, int(df.get(term, 0))) for n, term in single.items()}
+        documents = int(rows[0][0]) if rows else 0
+        df = {term: int(n) for _, term, n in rows if term is not None}
+        return {n: idf(documents, df.get(term, 0)) for n, term in single.items()}
 
     def _with_terms_aside(
         self,
@@ -251,19 +248,13 @@ class SearchTables(PgTables):
 
     def document_frequency(self, term: str) -> int:
         """Chunks whose keyword texts hold the token ``term`` (a term that is not one
-        stored token counts 0), cached until the repository changes."""
+        stored token counts 0): one look-up in the ``terms`` table."""
         if fts_tokens(term) != [term]:
             return 0
-        generation = self.generation()
-        if self._df_cache[0] != generation:
-            self._df_cache = (generation, {})
-        cache = self._df_cache[1]
-        if term not in cache:
-            row = self._fetchone(
-                "SELECT df FROM terms WHERE repo = %s AND term = %s", (self.repo, term)
-            )
-            cache[term] = int(row[0]) if row else 0
-        return cache[term]
+        row = self._fetchone(
+            "SELECT df FROM terms WHERE repo = %s AND term = %s", (self.repo, term)
+        )
+        return int(row[0]) if row else 0
 
     def generation(self) -> int:
         row = self._fetchone("SELECT generation FROM repos WHERE repo = %s", (self.repo,))

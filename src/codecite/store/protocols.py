@@ -122,6 +122,24 @@ class VectorSource(Protocol):
 
 
 @runtime_checkable
+class NearestVectors(Protocol):
+    """A store that searches its vectors itself, through an approximate index
+    (PostgreSQL's pgvector HNSW): a searcher then loads nothing (``vector_search``
+    setting, DESIGN.md §13)."""
+
+    def vector_search(
+        self,
+        query: np.ndarray,
+        filters: Filters | None = None,
+        limit: int = 10,
+        tier: Tier = "model",
+    ) -> list[tuple[str, float]]:
+        """(chunk id, cosine similarity) of the nearest vectors of ``tier`` that the
+        filters allow, best first."""
+        ...
+
+
+@runtime_checkable
 class ReadStore(ChunkReader, GraphReader, KeywordIndex, VectorSource, Protocol):
     """Everything the query side reads."""
 
