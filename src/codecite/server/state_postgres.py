@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from ..errors import ConfigError
-from ..store.postgres import CONNECT_TIMEOUT, INSTALL_HINT, open_pool, redact
+from ..store.postgres import CONNECT_TIMEOUT, INSTALL_HINT, PoolOwner, open_pool, redact
 from ..store.postgres_migrations import LOCK_CLASS
 from .state_base import KIND, BaseStateStore, check_format
 
@@ -112,7 +112,7 @@ def _driver() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
-class PostgresStateStore(BaseStateStore):
+class PostgresStateStore(PoolOwner, BaseStateStore):
     """Tokens and the audit log in the PostgreSQL database at ``url``; the schema is
     created or upgraded on open.
 
@@ -212,14 +212,6 @@ class PostgresStateStore(BaseStateStore):
             f"a PostgreSQL database but not a codecite state database (its schema {SCHEMA} "
             f"holds {', '.join(tables[:5])}); point `state` at another database",
         )
-
-    def close(self) -> None:
-        self.pool.close()
-
-    def __del__(self) -> None:  # a store nobody closed must not keep its threads
-        pool = getattr(self, "pool", None)
-        if pool is not None and not pool.closed:
-            pool.close(timeout=0)
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self.pool.connection() as conn:

@@ -132,7 +132,21 @@ def open_pool(
     return pool
 
 
-class PostgresStore(SearchTables, VectorTables, GraphTables):
+class PoolOwner:
+    """Closes its connection pool (``pool``: :func:`open_pool`), also when nobody did."""
+
+    pool: Any
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __del__(self) -> None:  # a store nobody closed must not keep its threads
+        pool = getattr(self, "pool", None)
+        if pool is not None and not pool.closed:
+            pool.close(timeout=0)
+
+
+class PostgresStore(PoolOwner, SearchTables, VectorTables, GraphTables):
     """Files, chunks, keyword index, graph and vectors of one repository (``repo``) in
     a PostgreSQL database shared with other repositories.
 
@@ -239,14 +253,6 @@ class PostgresStore(SearchTables, VectorTables, GraphTables):
         if self.readonly:
             conn.execute("SET default_transaction_read_only = on")
         register_vector(conn)
-
-    def close(self) -> None:
-        self.pool.close()
-
-    def __del__(self) -> None:  # a store nobody closed must not keep its threads
-        pool = getattr(self, "pool", None)
-        if pool is not None and not pool.closed:
-            pool.close(timeout=0)
 
     def reopen_writable(self) -> PostgresStore:
         """The same repository opened for writing (query-time refresh of a read-only
