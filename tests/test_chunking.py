@@ -477,3 +477,12 @@ def test_python_skeleton_keeps_tab_indentation() -> None:
     skeleton = one(chunks_of("tabs.py", text), "A", "class").content
     assert skeleton == 'class A:\n\tdef f(self):\n\t\t"""Doc."""\n\t\t...\n\n\tdef g(self): ...'
     assert not parse(skeleton, "python").root_node.has_error
+
+
+def test_a_nul_in_a_docstring_stays_written_as_an_escape() -> None:
+    """A docstring's value may hold a NUL (``C{'\\x00'}`` in Twisted, ``b'\\x00'`` in
+    astropy); it is kept as written, so no stored text holds one."""
+    text = 'def f():\n    """The path may begin with C{\'\\x00\'} on Linux."""\n    return 1\n'
+    (chunk,) = [c for c in chunks_of("nul.py", text) if c.name == "f"]
+    assert chunk.docstring == "The path may begin with C{'\\x00'} on Linux."
+    assert "\0" not in chunk.docstring

@@ -755,3 +755,31 @@ def test_vector_search_setting_is_checked(tmp_path: Path) -> None:
     (tmp_path / "codecite.toml").write_text('vector_search = "hnsw"\n')
     with pytest.raises(ConfigError, match=r"'vector_search' \(one of: auto, memory, database"):
         load_config(tmp_path, environ={})
+
+
+def test_index_a_repository_with_nul_escapes_into_postgres(pg_url: str, tmp_path: Path) -> None:
+    """Found by the 500k store benchmark: a docstring whose value holds a NUL (written
+    ``'\\x00'``) stopped a whole index run into PostgreSQL, whose text refuses NUL."""
+    repo = make_git_repo(
+        tmp_path / "sock",
+        {
+            "sock.py": 'def listen(path):\n    """A path may begin with C{\'\\x00\'}."""\n'
+            "    return path\n"
+        },
+    )
+    proc = run_cli("index", str(repo), "--no-embed", "--store", pg_url, "--repo-name", "sock")
+    assert proc.returncode == 0, proc.stderr
+    store = PostgresStore(pg_url, repo="sock", readonly=True)
+    try:
+        (chunk,) = [c for c in store.chunks() if c.name == "listen"]
+        assert chunk.docstring == "A path may begin with C{'\\x00'}."
+    finally:
+        store.close()
+    raw = PostgresStore(pg_url, repo="raw")
+    try:  # a chunk made by other means
+        nul = _chunk("raw", "a.py", "nul", "x = '\0'\n")
+        with raw.transaction():
+            raw.add_chunks([nul], [0.0])
+        assert raw.get_chunks([nul.id])[nul.id].content == "x = '\ufffd'\n"
+    finally:
+        raw.close()

@@ -261,6 +261,8 @@ def test_read_source(tmp_path: Path) -> None:
     assert (skipped.path, skipped.reason) == ("bad.txt", "invalid-utf8")
     binary = read_source(write(tmp_path, "z.bin", b"a\x00b"))
     assert isinstance(binary, Skipped) and binary.reason == "binary"
+    late = read_source(write(tmp_path, "late.py", b"x = 1\n" * 5000 + b"y = '\x00'\n"))
+    assert isinstance(late, Skipped) and late.reason == "binary"  # past the first 8 KB too
     missing = read_source(tmp_path / "missing.py", "missing.py")
     assert isinstance(missing, Skipped) and missing.reason == "unreadable"
 

@@ -16,7 +16,8 @@ bad bytes as ``\\xNN``). ``lockfile``,
 ``vendored``, ``minified`` and ``generated`` apply only with
 ``Config.default_excludes``; the others always. Files ignored by ``.gitignore`` are
 not part of the repository and are not listed at all; ``.git``/``.codecite`` folders
-are never walked. Content checks read only the first :data:`HEAD_BYTES` bytes.
+are never walked. Content checks while listing read only the first :data:`HEAD_BYTES`
+bytes; a file read for parsing is ``binary`` if it holds a NUL byte anywhere.
 
 Encoding: text is UTF-8 (a BOM is dropped). A file with a few invalid bytes (under
 1% of its characters, e.g. a Latin-1 comment) is decoded with U+FFFD replacements
@@ -144,7 +145,7 @@ def read_source(abspath: str | Path, path: str = "") -> tuple[str, str] | Skippe
             data = fh.read()
     except OSError as exc:
         return Skipped(name, "unreadable", exc.strerror or type(exc).__name__)
-    if b"\0" in data[:HEAD_BYTES]:
+    if b"\0" in data:  # anywhere: no text we store holds one (PostgreSQL's cannot)
         return Skipped(name, "binary", "NUL byte")
     text = decode_text(data)
     if text is None:

@@ -86,14 +86,16 @@ def python_docstring(body: Node | None, text: Text) -> str:
 
 
 def clean_string(raw: str) -> str:
-    """The value of a Python string literal, dedented (``inspect.cleandoc``)."""
+    """The value of a Python string literal, dedented (``inspect.cleandoc``); a NUL
+    character stays written as ``\\x00`` (``"C{'\\x00'}"`` in a docstring: no stored
+    text holds a NUL, which PostgreSQL's text cannot)."""
     try:
         value = ast.literal_eval(raw)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         value = raw.lstrip("rRbBuUfF").strip("'\"")
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
-    return inspect.cleandoc(str(value))
+    return inspect.cleandoc(str(value).replace("\0", "\\x00"))
 
 
 def attached_docstring(comments: list[Node], text: Text, language: str) -> str:

@@ -99,6 +99,13 @@ def _driver() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
+def no_nul(text: str) -> str:
+    """``text`` as PostgreSQL can store it: a NUL character (which its text type
+    refuses) becomes U+FFFD. Files with one are not indexed and docstrings write it as
+    ``\\x00``; this guards chunks made some other way."""
+    return text.replace("\0", "\ufffd") if "\0" in text else text
+
+
 def open_pool(
     url: str,
     *,
@@ -412,9 +419,9 @@ class PostgresStore(PoolOwner, SearchTables, VectorTables, GraphTables):
                 for c, priority, (kw, kw_len, _) in zip(chunks, priorities, vectors, strict=True):
                     copy.write_row(
                         (self.repo, c.id, c.repo, c.path, c.language, c.kind, c.name,
-                         c.qualname, c.start_line, c.end_line, c.content, c.context,
-                         c.content_hash, c.signature, c.docstring, c.parent, c.part,
-                         priority, kw, kw_len)
+                         c.qualname, c.start_line, c.end_line, no_nul(c.content),
+                         no_nul(c.context), c.content_hash, no_nul(c.signature),
+                         no_nul(c.docstring), c.parent, c.part, priority, kw, kw_len)
                     )  # fmt: skip
             conn.execute(
                 "UPDATE repos SET documents = documents + %s, tokens = tokens + %s WHERE repo = %s",
