@@ -6,7 +6,8 @@ the same lists? how much faster? Run by hand (minutes)::
     python bench/pg_keyword_maxscore.py --chunks 500000 --workdir W
 
 The first ``--chunks`` rows are loaded keyword-only into a new database of the embedded
-PostgreSQL of tests/pg.py (or ``$CODECITE_TEST_PG_URL``'s server). Questions: first
+PostgreSQL of tests/pg.py, set up as store_bench's ``PG_OPTIONS`` say (or of
+``$CODECITE_TEST_PG_URL``'s server). Questions: first
 docstring sentences of loaded chunks (as store_bench's), their terms chosen as the
 searcher chooses them (``TermStats.select``); each question runs both ways, in
 alternating order, limit 50.

