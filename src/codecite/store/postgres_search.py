@@ -135,19 +135,13 @@ def set_aside(known_idf: dict[int, float], n_queries: int) -> dict[int, float]:
     term's (a rarer term then usually clears it); at least one term is scanned."""
     if not known_idf:
         return {}
-    budget = 0.5 * max(known_idf.values()) * (K1 + 1)
-    out: dict[int, float] = {}
-    total = 0.0
-    for i in sorted(known_idf, key=lambda i: (known_idf[i], i)):
-        if len(out) + 1 >= n_queries or total + known_idf[i] * (K1 + 1) > budget:
-            break
-        out[i] = known_idf[i]
-        total += known_idf[i] * (K1 + 1)
-    return out
+    chosen = within(known_idf, 0.5 * max(known_idf.values()) * (K1 + 1))
+    return dict(list(chosen.items())[: n_queries - 1])
 
 
 def within(aside: dict[int, float], theta: float) -> dict[int, float]:
-    """The most common of ``aside`` whose bounds add up to at most ``theta``."""
+    """The most common of ``aside`` whose bounds add up to at most ``theta``, most
+    common first."""
     out: dict[int, float] = {}
     total = 0.0
     for i in sorted(aside, key=lambda i: (aside[i], i)):
