@@ -34,6 +34,8 @@ EXPECTED: dict[str, dict[str, int]] = {
         "private-key": 1, "secret": 2, "password": 1, "jwt": 1, "connection-string": 1,
     },
     "server.pem": {"private-key": 2},
+    # an AWS credentials file under another name: recognised by its content (issue 21)
+    "aws_credentials": {"aws-access-key": 1, "aws-secret-key": 1, "secret": 1},
     "client.js": {
         "github-token": 1, "stripe-key": 1, "google-api-key": 1, "openai-key": 1,
         "npm-token": 1, "password": 1, "connection-string": 1, "jwt": 1,
@@ -81,6 +83,7 @@ KEPT: dict[str, list[str]] = {
         "User Id=orders;Password=«",
     ],
     "server.pem": ["-----BEGIN CERTIFICATE-----", "yRTkH9echV5Wim+7Mn5WoJBz5qWh5ZeP3u0eAOVO"],
+    "aws_credentials": ["[profile deploy]", "region = eu-west-1", "aws_secret_access_key = «"],
     "client.js": ["Bearer ${token}", 'document.querySelector("#password")', "mongodb+srv://svc:"],
 }
 
@@ -160,6 +163,11 @@ SECRETS: dict[str, list[str]] = {
         "veMl2DAfW06B/EdOkaGn2eZUKDgO87/ZOXDSv0yF4/+/AFvfma6TyvLNSW+BwAhJH6xJAZ",
         "OTfkIMdo3Z5ny+G78ssGBGT+VlsW4mTB5l2HulIOpSeWyH04cwSNegF8kgZUqOHUtjLpIa",
         "Q7L6j63k9pK2b/nSkdjRBG/6UEFUXNohCWBTcP6YI0aVAYCqGr0GJbEBpPyj82M/h+T8/R",
+    ],
+    "aws_credentials": [
+        "AKIA5BQXR7MZNP2KD3VL",
+        "9hVq2+LxZ0rTnWb4/KcYe7uPdMs1GfJaNo",
+        "FwoGZXIvYXdzEBYaDH7qk2Lm9xTr4Wb1/cRq8ZsYp",
     ],
     "client.js": [
         "ghs_aJB7qzPdCQY00ALDOHU9QT6abxKSKLUT0iCo",
@@ -624,3 +632,39 @@ def test_throughput_on_ordinary_source() -> None:
         scrub(text, CONFIG)
     rate = size / 1e6 / max(time.process_time() - start, 1e-9)
     assert rate > 5, f"scrub ran at {rate:.1f} MB/s"  # ~30 MB/s measured; catches regressions
+
+
+# --- free text: values pasted without their key names (issue 21) ---------------------------
+ALL_SECRET_VALUES = sorted({v for values in SECRETS.values() for v in values})
+
+
+@pytest.mark.parametrize("value", ALL_SECRET_VALUES)
+def test_a_bare_value_in_a_question_is_redacted(value: str) -> None:
+    for question in (f"why does this fail: {value}", f'{{"query": "login with {value}"}}'):
+        scrubbed = scrub_text(question)
+        assert value not in scrubbed, scrubbed
+        assert scrubbed.startswith(question[:10])
+
+
+def test_a_pasted_private_key_without_its_end_line_is_redacted() -> None:
+    key = (FIXTURES / "server.pem").read_text().split("-----END")[0]  # cut off mid-paste
+    scrubbed = scrub_text(f"deploy fails with this key:\n{key}")
+    assert "BEGIN" in scrubbed
+    for line in SECRETS["server.pem"][:12]:
+        assert line not in scrubbed
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "why does get_user_by_id return None for 123e4567-e89b-12d3-a456-426614174000?",
+        "TypeError in shop/pricing.py:25-34 apply_loyalty_discount(amount, tier)",
+        "Int32Array vs Float64Array in utf8 decoding, HTTP2Server and OAuth2Client",
+        "segfault at 0x7f3a2b1c4d5e in libssl.so.3 (python 3.11.4, node v20.11.1)",
+        "TestBodyBindingUseNumber2 and testRouteNotOK2 fail since release 2.4.0",
+        "the SHA256 of the file is listed in CHECKSUMS; see RFC7519 section 4.1",
+        "where is the VIP discount computed? customers with tier GOLD get 10%",
+    ],
+)
+def test_ordinary_questions_keep_their_words(question: str) -> None:
+    assert scrub_text(question) == question

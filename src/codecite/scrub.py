@@ -20,10 +20,12 @@ False-positive policy:
   ``auth``, ``private_key_id``...) are redacted only when the value is a literal:
   quoted anywhere, or unquoted in config files (``.env``, YAML, INI, properties,
   extensionless ``credentials`` as in ``~/.aws/credentials``; ``path`` tells the
-  format), in ``ENV``/``ARG`` lines of Dockerfiles (``KEY=value`` pairs, the legacy
-  ``ENV KEY value`` and continuation lines) and in ``KEY=value`` lines at the start
-  of a line. An ``aws_secret_access_key`` followed by 40 key characters is redacted
-  in any file. Variables (``password=password``), calls (``os.environ[...]``,
+  format; a file with ``[profile]`` sections and unquoted ``aws_... = value`` lines
+  counts whatever its name, e.g. ``aws_credentials``), in ``ENV``/``ARG`` lines of
+  Dockerfiles (``KEY=value`` pairs, the legacy ``ENV KEY value`` and continuation
+  lines) and in ``KEY=value`` lines at the start of a line. An
+  ``aws_secret_access_key`` followed by 40 key characters is redacted in any file.
+  Variables (``password=password``), calls (``os.environ[...]``,
   ``getenv(...)``), annotations (``password: str``), f-strings, empty strings,
   templates (``${DB_PASSWORD}``, ``{{ x }}``, ``<your-key>``, ``%(x)s``), masks
   (``****``) and placeholder words (``none``, ``your-password``...) are kept. Any
@@ -80,6 +82,7 @@ from .scrub_rules import (
     is_placeholder,
     is_public_name,
     looks_like_key,
+    scrub_bare_values,
     scrub_private_keys,
     shannon_entropy,
     token,
@@ -210,7 +213,9 @@ def _secret_kind(text: str, key_start: int, kw: re.Match[str], value: str) -> st
     """The kind of secret ``value`` is when assigned to the key ``text[key_start:kw.end()]``."""
     before = text[kw.start() - 1] if kw.start() else " "
     kind = _keyword_kind(kw.group(0), before, value)
-    return "aws-secret-key" if kind and _is_aws_secret(text[key_start : kw.end()], value) else kind
+    key = text[key_start : kw.end()]
+    aws = _is_aws_secret(key, value) or key.lower().endswith("aws_secret_access_key")
+    return "aws-secret-key" if kind and aws else kind
 
 
 def _after_semicolon(text: str, pos: int) -> bool:
@@ -327,6 +332,19 @@ def is_config_path(path: str) -> bool:
     )
 
 
+#: An INI section header and an unquoted ``aws_...`` assignment: the shape of an AWS
+#: credentials or config file, whatever it is named (``aws_credentials``, ``creds``).
+_INI_SECTION = re.compile(r"^\[[\w .:/-]{1,128}\][ \t]*\r?$", re.M)
+_AWS_INI_KEY = re.compile(r"^[ \t]*aws_[a-z_]{2,64}[ \t]*=[ \t]*[^\s'\"]", re.M)
+
+
+def is_credentials_text(text: str) -> bool:
+    """Whether ``text`` reads as an AWS credentials file (``[profile]`` sections with
+    unquoted ``aws_... = value`` lines): its unquoted values are literals, as in any
+    config file. Keyed on the content, so the file's name does not matter."""
+    return "aws_" in text and bool(_AWS_INI_KEY.search(text) and _INI_SECTION.search(text))
+
+
 def _scrub(text: str, ctx: Ctx) -> ScrubResult:
     if not ctx.config.scrub_secrets or not text:
         return ScrubResult(text, {})
@@ -340,6 +358,8 @@ def _scrub(text: str, ctx: Ctx) -> ScrubResult:
         text = _scrub_dockerfile(text, counts)
     text = _scrub_assignments(text, ctx, counts)
     text = apply_rule(entropy_rule(ctx.config.entropy_min_length), text, ctx, counts)
+    if ctx.free_text:  # a value pasted without its key name
+        text = scrub_bare_values(text, counts)
     return ScrubResult(text, dict(counts))
 
 
@@ -347,12 +367,13 @@ def scrub(text: str, config: Config, path: str = "") -> ScrubResult:
     """``text`` with secrets replaced by ``«redacted:KIND»``, and the count of each KIND.
 
     ``path`` (optional) tells the file format: in config files (``.env``, YAML, INI,
-    ``credentials``...) unquoted values of secret-named keys are redacted too, and in
+    ``credentials``..., and any file shaped like an AWS credentials file, whatever its
+    name: :func:`is_credentials_text`) unquoted values of secret-named keys are redacted too, and in
     Dockerfiles the values of ``ENV``/``ARG``. The line count of the text never
     changes. With ``config.scrub_secrets`` False the text is returned unchanged.
     """
-    ctx = Ctx(config, config_file=bool(path) and is_config_path(path),
-              dockerfile=bool(path) and is_dockerfile(path))  # fmt: skip
+    config_file = (bool(path) and is_config_path(path)) or is_credentials_text(text)
+    ctx = Ctx(config, config_file=config_file, dockerfile=bool(path) and is_dockerfile(path))
     return _scrub(text, ctx)
 
 
@@ -364,7 +385,11 @@ def scrub_text(text: str, config: Config | None = None) -> str:
     keys, URL passwords...), quoted values of secret-named keys too, and an unquoted
     ``password=...`` / ``token: ...`` value when it is one word that looks like a key
     (8+ chars, letters and digits): "login fails with password=S3cr3t-Pr0d" is
-    redacted, "what does token=None mean" is not. ``config`` (default: the defaults)
+    redacted, "what does token=None mean" is not. Values pasted without a key name are
+    redacted when they look generated (:func:`~codecite.scrub_rules.is_random_run`:
+    mixed letters and digits that are no identifier, long hex, base64), so "why does
+    this fail: hunter2-PSnGd1Ck" keeps its words and loses the password; a private key's
+    body lines go even without their END line. ``config`` (default: the defaults)
     sets the entropy limits; with ``config.scrub_secrets`` False the text is returned
     unchanged.
     """
