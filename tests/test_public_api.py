@@ -115,3 +115,46 @@ def test_ask_stream_streams_a_generated_answer_then_checks_it(shop: Path) -> Non
     assert len(pieces) > 1 and "".join(pieces) == text  # streamed in several pieces
     assert isinstance(answer, codecite.Answer) and answer.answer == text
     assert [c.verified for c in answer.citations] == [True]
+
+
+def test_read_lines_is_the_one_reader_of_file_text(tmp_path: Path) -> None:
+    """``Index.read_lines``: an indexed file as on disk now, scrubbed exactly as the
+    index was; nothing outside the repository or the index; ranges checked (issue 21)."""
+    from codecite.errors import LineRangeError, NotIndexedFileError
+    from codecite.scrub import scrub
+
+    secrets = FIXTURES / "secrets"
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("config.yaml", "aws_credentials", "app_settings.py"):
+        shutil.copy(secrets / name, root / name)
+    (tmp_path / "outside.txt").write_text("password: hunter2-outside\n")
+    (root / "link.txt").symlink_to(tmp_path / "outside.txt")
+    (root / "long.py").write_text("".join(f"X_{i} = {i}\n" for i in range(3000)))
+    with codecite.open_index(root) as index:
+        index.update(embed=False)
+        for name in ("config.yaml", "aws_credentials", "app_settings.py"):
+            shown = index.read_lines(name)
+            text = (root / name).read_text()
+            expected = scrub(text, index.config, path=name).text.split("\n")[:-1]
+            assert shown.lines == expected and shown.total_lines == len(expected)
+            assert (shown.start_line, shown.end_line, shown.truncated) == (1, len(expected), False)
+            assert "«redacted:" in "\n".join(shown.lines)
+        part = index.read_lines("config.yaml", 2, 4)
+        assert (part.start_line, part.end_line, len(part.lines)) == (2, 4, 3)
+        clamped = index.read_lines("config.yaml", 2, 10**9)
+        assert clamped.end_line == clamped.total_lines
+        cut = index.read_lines("long.py", 1, None, max_lines=100)
+        assert (cut.end_line, cut.truncated) == (100, True)
+        by_chars = index.read_lines("long.py", 10, None, max_chars=1000)
+        assert by_chars.truncated and sum(len(x) + 1 for x in by_chars.lines) <= 1000
+        for bad in ("../outside.txt", "/etc/passwd", "link.txt", ".", "", "nope.py", "a\\b"):
+            with pytest.raises(NotIndexedFileError):
+                index.read_lines(bad)
+        for start, end in ((10**12, None), (0, None), (5, 2)):
+            with pytest.raises(LineRangeError):
+                index.read_lines("config.yaml", start, end)
+        (root / "app_settings.py").unlink()  # an indexed file swapped for a link out
+        (root / "app_settings.py").symlink_to(tmp_path / "outside.txt")
+        with pytest.raises(NotIndexedFileError):
+            index.read_lines("app_settings.py")

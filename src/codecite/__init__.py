@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .answer.answerer import Answer
     from .answer.citations import Citation
     from .answer.llm import LLM, LLMChoice
-    from .api import Index, IndexStatus, find_index, open_existing, open_index
+    from .api import FileLines, Index, IndexStatus, find_index, open_existing, open_index
     from .config import Config, Endpoint, load_config
     from .errors import CodeciteError, Interrupted, UserError
     from .filters import Filters
@@ -38,6 +38,7 @@ _EXPORTS = {
     "Citation": "answer.citations",
     "LLM": "answer.llm",
     "LLMChoice": "answer.llm",
+    "FileLines": "api",
     "Index": "api",
     "IndexStatus": "api",
     "find_index": "api",
@@ -83,6 +84,7 @@ __all__ = [
     "Edge",
     "Endpoint",
     "FileHit",
+    "FileLines",
     "Filters",
     "Hit",
     "Index",

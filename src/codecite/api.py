@@ -16,7 +16,14 @@ from .answer.answerer import Answer, Answerer, Draft
 from .answer.llm import EXTRACTIVE, LLM, LLMChoice, resolve_llm
 from .answer.streaming import stream_pieces
 from .config import Config, load_config
-from .errors import IndexMissingError, PathError, UserError, WorkerStartError
+from .errors import (
+    IndexMissingError,
+    NotIndexedFileError,
+    PathError,
+    UserError,
+    WorkerStartError,
+)
+from .filetext import DEFAULT_MAX_LINES, FileLines, clean_path, display_lines, select
 from .filters import Filters
 from .freshness import Freshness, Tracker
 from .indexer import Indexer, IndexReport
@@ -40,6 +47,7 @@ __all__ = [
     "MAX_K",
     "Answer",
     "FileHit",
+    "FileLines",
     "Filters",
     "Hit",
     "Index",
@@ -347,6 +355,53 @@ class Index:
                     with self.store.transaction():  # from any folder, even mid-run
                         self.store.set_meta({"repo": self.repo, "root": str(self.root)})
                 return indexer.run(full=full, embed=embed, dry_run=False)
+
+    def read_lines(
+        self,
+        path: str,
+        start: int | None = None,
+        end: int | None = None,
+        *,
+        max_lines: int = DEFAULT_MAX_LINES,
+        max_chars: int | None = None,
+    ) -> FileLines:
+        """Lines ``start``-``end`` (1-based, inclusive; default the whole file) of the
+        indexed file ``path`` as it is on disk now, secrets redacted exactly as indexing
+        redacted them: the one reader of file text for display (code views, citations,
+        agents). A range longer than ``max_lines`` lines or ``max_chars`` characters is
+        cut (``truncated``); ``end`` past the file's end is clamped to it.
+
+        Raises :class:`~codecite.errors.NotIndexedFileError` for a path outside the
+        repository or not indexed (absolute, ``..``, a folder, a skipped file, a symlink
+        out) and :class:`~codecite.errors.LineRangeError` for a range that does not fit.
+        """
+        rel = clean_path(path)
+        refused = NotIndexedFileError(
+            f"{path!r} is not an indexed file of {self.repo}; give a repository-relative "
+            "file path as in a citation (search finds files)"
+        )
+        if rel is None:
+            raise refused
+        language = self._indexed_language(rel)
+        lines = display_lines(self.root, rel, self.config) if language is not None else None
+        if language is None or lines is None:
+            raise refused
+        first, last, shown, cut = select(
+            lines, start, end, path=rel, max_lines=max_lines, max_chars=max_chars
+        )
+        return FileLines(rel, first, last, shown, len(lines), cut, language)
+
+    def _indexed_language(self, rel: str) -> str | None:
+        """The language of the indexed file ``rel`` (None: not an indexed file; the
+        store's ``chunks(path)`` also matches a folder prefix, only the exact path counts)."""
+        with self.store.reporting_damage():
+            chunks = self.store.chunks(rel)
+            try:
+                return next((c.language for c in chunks if c.path == rel), None)
+            finally:
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
 
     def chunks(self, path: str | None = None) -> Iterator[Chunk]:
         """Stored chunks ordered by path and line, optionally under a repo-relative path."""

@@ -5,6 +5,9 @@ for :class:`Interrupted`)::
     CodeciteError
     ├── UserError                   bad input or a setting a user can fix (exit 1)
     │   ├── PathError               path missing, not a folder, unreadable, not writable
+    │   │   └── NotIndexedFileError a path that is not an indexed file (read_lines)
+    │   ├── LineRangeError          a line range that does not fit the file (read_lines)
+    │   ├── TooLargeError           a question or argument over a server limit (HTTP 413)
     │   ├── ConfigError             invalid codecite.toml / CODECITE_* value, missing key
     │   ├── IndexMissingError       no index where one was expected
     │   ├── ModelMismatchError      index built with another embedding model
@@ -56,6 +59,21 @@ class UserError(CodeciteError):
 
 class PathError(UserError):
     pass
+
+
+class NotIndexedFileError(PathError):
+    """A path that is not an indexed file of the repository (outside it, a folder, a
+    file the walker skipped): nothing was read."""
+
+
+class LineRangeError(UserError):
+    """A line range that does not fit the file: it starts past the end or before line
+    1, or ends before it starts."""
+
+
+class TooLargeError(UserError):
+    """A question (or another argument) longer than the server's limit; the message
+    says the limit. Every surface (API, web page, Slack, MCP) applies the same limits."""
 
 
 class ConfigError(UserError):

@@ -17,15 +17,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..filetext import display_text
 from ..retrieve import Searcher
 from ..retrieve.intent import QueryInfo, analyse
 from ..retrieve.keyword import STOPWORDS
 from ..retrieve.search import append_query_log
 from ..retrieve.types import Filters, Hit, mark_stale
-from ..scrub import scrub
 from ..tokens import tokenize
-from ..types import LINE_EXACT_KINDS, Skipped
-from ..walk import read_source
+from ..types import LINE_EXACT_KINDS
 from .citations import Block, Citation, check_citations, citation_flags
 from .extractive import ExtractiveAnswerer
 from .llm import EXTRACTIVE, LLM
@@ -258,12 +257,11 @@ class Answerer:
         return lines
 
     def _disk_lines(self, path: str) -> list[str] | None:
-        """The file's lines now, scrubbed as indexing scrubs them (None: gone)."""
+        """The file's lines now, scrubbed as indexing scrubs them (None: gone), read by
+        the one reader of file text for display (:mod:`codecite.filetext`)."""
         assert self.root is not None
-        read = read_source(self.root / path, path)
-        if isinstance(read, Skipped):
-            return None
-        return scrub(read[0], self.config, path=path).text.split("\n")
+        text = display_text(self.root, path, self.config)
+        return None if text is None else text.split("\n")
 
     def _log(self, answer: Answer) -> None:
         if self.config.query_log and self.log_dir is not None:
