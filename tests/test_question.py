@@ -148,3 +148,66 @@ def test_cli_search_files_json_and_terminal(shop: Path) -> None:
     assert "shop/orders.py" in done.stdout and "2 files" in done.stdout
     done = run_cli("search", "x", str(shop), "--files", "--budget", "100")
     assert done.returncode == 1 and "--files" in done.stderr
+
+
+def _pasted_log(frames: int) -> str:
+    """A report with a log pasted into it: many frames, errors and identifiers."""
+    out = ["Checkout breaks after the upgrade", "Traceback (most recent call last):"]
+    real = ("shop/orders.py", "shop/pricing.py", "shop/tax.py")
+    for i in range(frames):
+        deepest = frames - 1 - i  # the last frames are the repository's own code
+        path = real[deepest] if deepest < len(real) else f"pkg{i}/module_{i}.py"
+        out.append(f'  File "/srv/app/{path}", line {i + 1}, in handler_{i}')
+        out.append(f"    result = compute_total_{i}(order, tier)")
+    out += [f"ValueError: cannot price item {i} for region EU{i}" for i in range(frames // 2)]
+    return "\n".join(out)
+
+
+def test_a_long_pasted_log_costs_bounded_work(shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However long a report, its parts do a bounded number of index look-ups (issue 21:
+    one 60,000-character query held a repository's lock for 166 s)."""
+    from codecite.store.sqlite import SQLiteStore
+
+    calls: dict[str, int] = {}
+    for name in ("keyword_search", "find_symbols"):
+        real = getattr(SQLiteStore, name)
+
+        def counted(
+            self: object, *args: object, _real: object = real, _n: str = name, **kwargs: object
+        ) -> object:
+            calls[_n] = calls.get(_n, 0) + 1
+            return _real(self, *args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(SQLiteStore, name, counted)
+    with codecite.open_index(shop, create=False) as index:
+        index.search("warm up")
+        for frames in (40, 400):
+            calls.clear()
+            report = _pasted_log(frames)
+            result = index.search(report)
+            assert result.hits
+            if frames == 40:
+                small = dict(calls)
+            else:
+                assert len(report) > 40_000
+                # ten times the frames, not ten times the look-ups
+                assert calls["keyword_search"] <= small["keyword_search"] + 10, (small, calls)
+
+
+def test_a_long_question_is_time_boxed(shop: Path) -> None:
+    """Past ``long_query_seconds`` the remaining parts are skipped: the search still
+    answers from what it has (the prose list), and holds the index no longer."""
+    from codecite.retrieve.parts import Deadline, part_lists
+    from codecite.retrieve.question import read_question
+
+    with codecite.open_index(shop, create=False) as index:
+        searcher = index.searcher
+        question = read_question(_pasted_log(40))
+        from codecite.retrieve.intent import analyse
+
+        info = analyse(question.text)
+        args = (index.store, question, info, index.config, None, searcher.term_stats)
+        full = part_lists(*args, Deadline(60.0))
+        boxed = part_lists(*args, Deadline(0.0))
+    assert {"files", "errors"} <= set(full)
+    assert set(boxed) <= {"prose", "prose_files"}

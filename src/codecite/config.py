@@ -144,6 +144,14 @@ class Config:
     long_query_symbols: int = 20
     #: Keyword candidates whose files' evidence is added up (``prose_files`` list).
     long_query_pool: int = 300
+    #: Work bounds of a long question, whatever its length: traceback frames and path
+    #: mentions resolved to files, distinct terms weighed, error phrases looked up, and
+    #: the seconds its parts may take (a part started after that is skipped, so one
+    #: question never holds a repository for long).
+    long_query_files: int = 24
+    long_query_max_terms: int = 2_000
+    long_query_phrases: int = 64
+    long_query_seconds: float = 3.0
     question_file_evidence_weight: float = 1.0
     question_prose_weight: float = 1.0
     question_code_weight: float = 0.6

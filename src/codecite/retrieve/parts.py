@@ -14,9 +14,12 @@ vector list by weighted RRF. Each part is searched for what it is good at:
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 
 from ..chunking.grammars import GRAMMARS, is_code_language
@@ -28,6 +31,8 @@ from ..tokens import split_identifier, tokenize
 from .intent import QueryInfo
 from .keyword import STOPWORDS, TermStats, symbol_search
 from .question import Frame, Question, error_phrases
+
+log = logging.getLogger(__name__)
 
 #: Languages that are code (those with a grammar; not prose, configuration or text).
 CODE_LANGUAGES = tuple(GRAMMARS)
@@ -41,6 +46,18 @@ SUFFIX_DEPTH = 3
 CHUNKS_PER_NAMED_FILE = 3
 
 
+class Deadline:
+    """The time a long question's parts may take (``long_query_seconds``): a part, or
+    a loop step within one, that would start after it is skipped."""
+
+    def __init__(self, seconds: float) -> None:
+        self.until = time.monotonic() + seconds
+
+    @property
+    def passed(self) -> bool:
+        return time.monotonic() >= self.until
+
+
 def part_lists(
     store: ReadStore,
     question: Question,
@@ -48,22 +65,41 @@ def part_lists(
     config: Config,
     filters: Filters | None,
     stats: TermStats,
+    deadline: Deadline | None = None,
 ) -> dict[str, list[str]]:
-    """Chunk ids by part (best first); empty parts are left out."""
+    """Chunk ids by part (best first); empty parts are left out. The work is bounded
+    whatever the question's length (``long_query_*`` settings); parts not started by
+    the ``deadline`` are left out too (the others still rank)."""
     n = config.candidates
+    clock = deadline or Deadline(config.long_query_seconds)
     weights = (config.bm25_symbol_weight, config.bm25_path_weight, config.bm25_body_weight)
-    prose_terms = informative_terms(question.prose, stats, config.long_query_terms)
+    limit = config.long_query_max_terms
+    prose_terms = informative_terms(question.prose, stats, config.long_query_terms, limit)
     pool = store.keyword_search(prose_terms, filters, config.long_query_pool, weights)
     lists: dict[str, list[str]] = {
         "prose": pool[:n],
         "prose_files": best_chunk_per_file(store, pool, config.rrf_k),
-        "code": store.keyword_search(
-            informative_terms(question.code, stats, config.long_query_terms), filters, n, weights
-        ),
-        "symbols": symbol_search(store, info.identifiers, filters, config.long_query_symbols),
-        "files": named_file_chunks(store, question, prose_terms, filters),
-        "errors": error_chunks(store, question, filters, n),
     }
+    parts: dict[str, Callable[[], list[str]]] = {
+        "code": lambda: store.keyword_search(
+            informative_terms(question.code, stats, config.long_query_terms, limit),
+            filters,
+            n,
+            weights,
+        ),
+        "symbols": lambda: symbol_search(
+            store, info.identifiers, filters, config.long_query_symbols
+        ),
+        "files": lambda: named_file_chunks(
+            store, question, prose_terms, filters, config.long_query_files, clock
+        ),
+        "errors": lambda: error_chunks(store, question, filters, n, config.long_query_phrases),
+    }
+    for name, run in parts.items():
+        if clock.passed:
+            log.info("long question: out of time before its %s part", name)
+            break
+        lists[name] = run()
     return {name: ids for name, ids in lists.items() if ids}
 
 
@@ -85,15 +121,23 @@ def best_chunk_per_file(store: ReadStore, ranked: list[str], rrf_k: int) -> list
 
 
 def specific_identifiers(
-    store: ReadStore, identifiers: tuple[str, ...], filters: Filters | None, limit: int
+    store: ReadStore,
+    identifiers: tuple[str, ...],
+    filters: Filters | None,
+    limit: int,
+    deadline: Deadline | None = None,
+    max_examined: int | None = None,
 ) -> tuple[str, ...]:
     """The identifiers of a long question worth an exact look-up: a qualified name
     the index defines (``Schema.dump``), or a name that is compound or capitalised
     (``to_json_dict``, ``FileSet``; a plain word such as ``name`` or ``data`` is
     anyone's attribute), not a dunder (``__init__``: every class has one), naming at
-    most :data:`MAX_DEFINITIONS` definitions (a name defined everywhere says nothing)."""
+    most :data:`MAX_DEFINITIONS` definitions (a name defined everywhere says nothing).
+    At most ``max_examined`` identifiers are looked at, none after the ``deadline``."""
     out: list[str] = []
-    for identifier in identifiers:
+    for identifier in identifiers[:max_examined]:
+        if deadline is not None and deadline.passed:
+            break
         name = re.split(r"\.|::|->", identifier)[-1]
         if not name or _DUNDER.fullmatch(name):
             continue
@@ -132,12 +176,17 @@ def part_weights(config: Config) -> dict[str, float]:
     }
 
 
-def informative_terms(text: str, stats: TermStats, limit: int) -> list[str]:
+def informative_terms(
+    text: str, stats: TermStats, limit: int, max_terms: int | None = None
+) -> list[str]:
     """The ``limit`` terms of ``text`` with the highest (1 + ln tf) · idf; terms absent
-    from the index and those in over ``keyword_max_df_share`` of it are left out."""
+    from the index and those in over ``keyword_max_df_share`` of it are left out. Only
+    the ``max_terms`` most frequent distinct terms are weighed (one index look-up each)."""
     counts = Counter(t for t in tokenize(text) if t not in STOPWORDS and len(t) > 1)
     if not counts:
         return []
+    if max_terms is not None and len(counts) > max_terms:
+        counts = Counter(dict(counts.most_common(max_terms)))
     documents = max(stats.documents, 1)
     scored = []
     for term, tf in counts.items():
@@ -151,18 +200,31 @@ def informative_terms(text: str, stats: TermStats, limit: int) -> list[str]:
 
 
 def named_file_chunks(
-    store: ReadStore, question: Question, terms: list[str], filters: Filters | None
+    store: ReadStore,
+    question: Question,
+    terms: list[str],
+    filters: Filters | None,
+    max_files: int | None = None,
+    deadline: Deadline | None = None,
 ) -> list[str]:
     """Chunks of the files that frames (deepest first) and path mentions name. A frame
     in an installed copy (``site-packages/pkg/mod.py``) names the repository's file
-    when its suffix matches one; frames of other libraries match none."""
+    when its suffix matches one; frames of other libraries match none. At most
+    ``max_files`` distinct names are resolved (a pasted log of thousands of frames
+    costs no more than its first few dozen), none after the ``deadline``."""
     named: list[tuple[str, Frame | None]] = [
         (f.path, f) for f in reversed(question.frames) if not f.path.startswith("<")
     ]
     named += [(p, None) for p in question.paths]
+    if max_files is not None:
+        distinct = list(dict.fromkeys(raw for raw, _ in named))[:max_files]
+        kept = set(distinct)
+        named = [(raw, frame) for raw, frame in named if raw in kept]
     out: list[str] = []
     seen: set[str] = set()
     for raw, frame in named:
+        if deadline is not None and deadline.passed:
+            break
         path = resolve_path(store, raw, filters)
         if path is None:
             continue
@@ -218,16 +280,21 @@ def _path_terms(path: str) -> list[str]:
 
 
 def error_chunks(
-    store: ReadStore, question: Question, filters: Filters | None, limit: int
+    store: ReadStore,
+    question: Question,
+    filters: Filters | None,
+    limit: int,
+    max_phrases: int | None = None,
 ) -> list[str]:
     """Chunks whose code holds the literal phrases of the question's error messages,
-    most phrases first."""
+    most phrases first (at most ``max_phrases`` phrases, the first messages' first)."""
     phrases: list[str] = []
     for message in question.error_texts:
         phrases += error_phrases(message)
     if not phrases:
         return []
-    return store.keyword_search(list(dict.fromkeys(phrases)), filters, limit, (0.0, 0.0, 1.0))
+    unique = list(dict.fromkeys(phrases))[:max_phrases]
+    return store.keyword_search(unique, filters, limit, (0.0, 0.0, 1.0))
 
 
 __all__ = ["informative_terms", "part_lists", "part_weights", "resolve_path"]

@@ -31,7 +31,7 @@ from .fusion import ranks, rrf
 from .intent import QueryInfo, analyse
 from .keyword import TermStats, keyword_search, symbol_search
 from .pack import pack
-from .parts import code_only, part_lists, part_weights, specific_identifiers
+from .parts import Deadline, code_only, part_lists, part_weights, specific_identifiers
 from .question import Question, read_question
 from .rerank import SignalReranker
 from .types import Filters, Hit, SearchResult
@@ -186,6 +186,7 @@ class Searcher:
         """The fused keyword and vector candidates. A long question (a bug report) is
         read into its parts, each searched for what it is good at (:mod:`.parts`)."""
         question = read_question(query)
+        deadline = Deadline(self.config.long_query_seconds)  # a long question's time box
         info = analyse(query, _title(question) if question.long else None)
         if question.long:  # a bug report asks where the code is, whatever its title
             info = replace(info, intent="locate", long=True)  # says ("breaks", "why")
@@ -196,12 +197,19 @@ class Searcher:
             raised = set(question.error_types)
             kept = tuple(i for i in info.identifiers if i.rpartition(".")[2] not in raised)
             specific = specific_identifiers(
-                self.store, kept, filters, self.config.long_query_symbols
+                self.store,
+                kept,
+                filters,
+                self.config.long_query_symbols,
+                deadline,
+                self.config.long_query_max_terms,
             )
             info = replace(info, identifiers=specific)
         lists: dict[str, list[str]] = {}
         if keyword and question.long:
-            lists = part_lists(self.store, question, info, self.config, filters, self.term_stats)
+            lists = part_lists(
+                self.store, question, info, self.config, filters, self.term_stats, deadline
+            )
         elif keyword:
             lists["keyword"] = self._keyword(info, filters)
         clock.lap("keyword")
