@@ -73,6 +73,7 @@ def raw_bytes(location: Path | str) -> bytes:
         rows = conn.execute(
             "SELECT t::text FROM codecite_state.tokens t UNION ALL "
             "SELECT a::text FROM codecite_state.audit a UNION ALL "
+            "SELECT s::text FROM codecite_state.sessions s UNION ALL "
             "SELECT encode(salt || hash, 'escape') FROM codecite_state.tokens"
         ).fetchall()
     return "\n".join(r[0] for r in rows).encode()
@@ -187,6 +188,45 @@ def test_principal_for_user_joins_active_tokens(store: BaseStateStore) -> None:
     )
     store.revoke("alice")
     assert store.principal_for_user("alice") is None
+
+
+# --- web sessions and Slack replays (issue 21) ---------------------------------------------
+def test_a_session_is_a_hashed_id_that_ends_at_sign_out(
+    store: BaseStateStore, location: Path | str
+) -> None:
+    token = store.create_token("alice", ["shop"])
+    session = store.create_session(token, 3600)
+    assert session.startswith("cs_") and token not in session
+    assert store.check_session(session) == (Principal("alice", ("shop",)), "ok")
+    assert session.encode() not in raw_bytes(location)  # only its hash is stored
+    assert store.check_token(session) == (None, "malformed")  # no bearer token
+    assert store.revoke_session(session) is True
+    assert store.check_session(session) == (None, "unknown")  # a copied cookie too
+    assert store.revoke_session(session) is False
+    for bad in (None, "", "cs_short", token):
+        assert store.check_session(bad)[0] is None
+
+
+def test_a_session_ends_with_its_token_and_its_age(store: BaseStateStore) -> None:
+    token = store.create_token("bob", ["*"])
+    session = store.create_session(token, 3600)
+    old = store.create_session(token, 0.0)
+    assert store.check_session(old) == (None, "expired")
+    store.revoke("bob")
+    assert store.check_session(session) == (None, "revoked")
+    with pytest.raises(UserError, match="revoked"):
+        store.create_session(token, 3600)
+
+
+def test_slack_signatures_are_remembered_across_processes(location: Path | str) -> None:
+    now = time.time()
+    with open_state(location) as first, open_state(location) as second:
+        assert first.first_seen("v0=abc", now, 300) is True
+        assert second.first_seen("v0=abc", now + 29, 300) is False  # a replay elsewhere
+        assert second.first_seen("v0=def", now, 300) is True
+        assert first.first_seen("v0=old", now - 1000, 300) is True
+        assert first.first_seen("v0=new", now, 300) is True  # forgets the old one
+        assert first.first_seen("v0=old", now, 300) is True
 
 
 def test_token_list_and_revoke_cli(any_config: Path, location: Path | str) -> None:

@@ -103,7 +103,31 @@ def m001_create_tables(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_create_tables]
+def m002_sessions_and_slack(conn: sqlite3.Connection) -> None:
+    """Web sessions (a random id, stored hashed, tied to the token that signed in) and
+    the Slack signatures seen within their replay window."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE sessions (
+            id_hash TEXT PRIMARY KEY,
+            token_id TEXT NOT NULL,
+            user TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            revoked_at REAL
+        );
+        CREATE INDEX sessions_expiry ON sessions(expires_at);
+        CREATE TABLE slack_seen (signature TEXT PRIMARY KEY, seen_at REAL NOT NULL);
+        CREATE INDEX slack_seen_time ON slack_seen(seen_at);
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_create_tables,
+    m002_sessions_and_slack,
+]
 FORMAT_VERSION = len(MIGRATIONS)
 
 

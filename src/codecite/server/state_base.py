@@ -74,6 +74,27 @@ def _hash(secret: str, salt: bytes, kdf: str) -> bytes:
 _DUMMY_SALT = secrets.token_bytes(16)
 
 
+def _principal_of(
+    user: str, repos: str, admin: int, expires_at: float | None, revoked_at: float | None
+) -> tuple[Principal | None, str]:
+    """A token row's principal and "ok", or None and "revoked" / "expired"."""
+    if revoked_at is not None:
+        return None, "revoked"
+    if expires_at is not None and expires_at <= time.time():
+        return None, "expired"
+    return Principal(user, tuple(json.loads(repos)), bool(admin)), "ok"
+
+
+#: A web session id: ``cs_`` + 256 random bits, url-safe.
+SESSION_PREFIX = "cs_"
+SESSION_RE = re.compile(r"cs_[A-Za-z0-9_-]{32,128}")
+
+
+def _session_hash(session: str) -> str:
+    """The stored form of a session id (256 random bits: a plain hash is enough)."""
+    return hashlib.sha256(session.encode()).hexdigest()
+
+
 def check_user(user: str) -> str:
     if not USER_RE.fullmatch(user):
         raise UserError(f"user name {user!r}: use letters, digits, . _ - @ (not starting with -)")
@@ -158,6 +179,8 @@ class BaseStateStore(ABC):
 
     TOKENS: ClassVar[str] = "tokens"
     AUDIT: ClassVar[str] = "audit"
+    SESSIONS: ClassVar[str] = "sessions"
+    SLACK_SEEN: ClassVar[str] = "slack_seen"
     _duplicate: tuple[type[BaseException], ...] = ()
 
     @abstractmethod
@@ -218,22 +241,92 @@ class BaseStateStore(ABC):
         if parsed is None:
             return None, "malformed"
         token_id, secret = parsed
+        row = self._token_row(token_id)
+        if row is None:
+            hmac.compare_digest(_hash(secret, _DUMMY_SALT, KDF), bytes(32))
+            return None, "unknown"
+        user, kdf, salt, digest, repos, admin, expires_at, revoked_at = row
+        if not hmac.compare_digest(_hash(secret, bytes(salt), kdf), bytes(digest)):
+            return None, "unknown"
+        return _principal_of(user, repos, admin, expires_at, revoked_at)
+
+    def _token_row(self, token_id: str) -> tuple[Any, ...] | None:
         rows = self._read(
             f'SELECT "user", kdf, salt, hash, repos, admin, expires_at, revoked_at '
             f"FROM {self.TOKENS} WHERE id = ?",
             (token_id,),
         )
-        if not rows:
-            hmac.compare_digest(_hash(secret, _DUMMY_SALT, KDF), bytes(32))
+        return tuple(rows[0]) if rows else None
+
+    # --- web sessions ----------------------------------------------------------
+    def create_session(self, token: str, max_age_s: float) -> str:
+        """A new web session for ``token`` (already checked): a random id, returned
+        once and stored only as its hash. The session lasts ``max_age_s`` seconds at
+        most, ends when it is revoked (sign-out) and whenever its token stops being
+        active (revoked, expired)."""
+        parsed = parse_token(token.strip())
+        if parsed is None:
+            raise UserError(
+                "not a codecite token; sign in with a token from `codecite token create`"
+            )
+        principal, reason = self.check_token(token)
+        if principal is None:
+            raise UserError(f"the token is {reason}; ask an administrator for a new one")
+        session = SESSION_PREFIX + secrets.token_urlsafe(SECRET_BYTES)
+        now = time.time()
+        self._execute(
+            f'INSERT INTO {self.SESSIONS}(id_hash, token_id, "user", created_at, expires_at) '
+            "VALUES (?, ?, ?, ?, ?)",
+            (_session_hash(session), parsed[0], principal.user, now, now + max_age_s),
+        )
+        return session
+
+    def check_session(self, session: str | None) -> tuple[Principal | None, str]:
+        """The principal of a web session and "ok", or None and why: "missing",
+        "malformed", "unknown" (never made, or signed out), "expired", or why its token
+        no longer counts ("revoked", "expired")."""
+        if not session or not session.strip():
+            return None, "missing"
+        if not SESSION_RE.fullmatch(session.strip()):
+            return None, "malformed"
+        rows = self._read(
+            f"SELECT token_id, expires_at, revoked_at FROM {self.SESSIONS} WHERE id_hash = ?",
+            (_session_hash(session.strip()),),
+        )
+        if not rows or rows[0][2] is not None:
             return None, "unknown"
-        user, kdf, salt, digest, repos, admin, expires_at, revoked_at = rows[0]
-        if not hmac.compare_digest(_hash(secret, bytes(salt), kdf), bytes(digest)):
-            return None, "unknown"
-        if revoked_at is not None:
-            return None, "revoked"
-        if expires_at is not None and expires_at <= time.time():
+        token_id, expires_at, _ = rows[0]
+        if expires_at <= time.time():
             return None, "expired"
-        return Principal(user, tuple(json.loads(repos)), bool(admin)), "ok"
+        row = self._token_row(str(token_id))
+        if row is None:
+            return None, "unknown"
+        user, _, _, _, repos, admin, token_expires, revoked_at = row
+        return _principal_of(user, repos, admin, token_expires, revoked_at)
+
+    def revoke_session(self, session: str) -> bool:
+        """End a web session (sign-out): its id never works again. False when it was
+        not an active session."""
+        if not SESSION_RE.fullmatch(session.strip()):
+            return False
+        changed = self._execute(
+            f"UPDATE {self.SESSIONS} SET revoked_at = ? WHERE id_hash = ? AND revoked_at IS NULL",
+            (time.time(), _session_hash(session.strip())),
+        )
+        return changed > 0
+
+    # --- Slack replay protection --------------------------------------------------
+    def first_seen(self, signature: str, now: float, window_s: float) -> bool:
+        """Remember a signed request's signature; False when it was already seen (a
+        replay), by this process or any other sharing this database. Signatures older
+        than twice ``window_s`` are forgotten (their timestamps are refused anyway)."""
+        self._execute(f"DELETE FROM {self.SLACK_SEEN} WHERE seen_at < ?", (now - 2 * window_s,))
+        inserted = self._execute(
+            f"INSERT INTO {self.SLACK_SEEN}(signature, seen_at) VALUES (?, ?) "
+            "ON CONFLICT (signature) DO NOTHING",
+            (signature, now),
+        )
+        return inserted > 0
 
     def authenticate(self, token: str | None) -> Principal | None:
         """The principal of a valid token; None for any other (see :meth:`check_token`)."""

@@ -95,8 +95,27 @@ CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON {SCHEMA}.audit
     FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.audit_append_only();
 """
 
+#: Web sessions (a random id, stored hashed, tied to the token that signed in) and the
+#: Slack signatures seen within their replay window.
+M002_SESSIONS_AND_SLACK = f"""
+CREATE TABLE {SCHEMA}.sessions (
+    id_hash text COLLATE "C" PRIMARY KEY,
+    token_id text COLLATE "C" NOT NULL,
+    "user" text COLLATE "C" NOT NULL,
+    created_at double precision NOT NULL,
+    expires_at double precision NOT NULL,
+    revoked_at double precision
+);
+CREATE INDEX sessions_expiry ON {SCHEMA}.sessions (expires_at);
+CREATE TABLE {SCHEMA}.slack_seen (
+    signature text COLLATE "C" PRIMARY KEY,
+    seen_at double precision NOT NULL
+);
+CREATE INDEX slack_seen_time ON {SCHEMA}.slack_seen (seen_at);
+"""
+
 #: The migrations, in order (never edit a released one: add the next).
-MIGRATIONS: list[str] = [M001_CREATE_TABLES]
+MIGRATIONS: list[str] = [M001_CREATE_TABLES, M002_SESSIONS_AND_SLACK]
 FORMAT_VERSION = len(MIGRATIONS)
 
 
@@ -122,6 +141,8 @@ class PostgresStateStore(PoolOwner, BaseStateStore):
 
     TOKENS = f"{SCHEMA}.tokens"
     AUDIT = f"{SCHEMA}.audit"
+    SESSIONS = f"{SCHEMA}.sessions"
+    SLACK_SEEN = f"{SCHEMA}.slack_seen"
 
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
         pg, _ = _driver()
