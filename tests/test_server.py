@@ -104,12 +104,11 @@ def error_of(response: httpx.Response) -> dict[str, str]:
 
 
 # --- operations ---------------------------------------------------------------------
-def test_health_metrics_and_openapi_need_no_token(server: Server) -> None:
+def test_health_and_openapi_need_no_token_metrics_an_admin_one(server: Server) -> None:
     with server.client() as http:
         assert http.get("/healthz").json()["status"] == "ok"
         http.get("/api/v1/repos")
-        metrics = http.get("/metrics")
-        assert metrics.status_code == 200 and "codecite_requests_total" in metrics.text
+        assert http.get("/metrics").status_code == 401
         paths = http.get("/openapi.json").json()["paths"]
         assert {
             "/api/v1/search",
@@ -117,6 +116,12 @@ def test_health_metrics_and_openapi_need_no_token(server: Server) -> None:
             "/api/v1/repos",
             "/api/v1/repos/{repo}/code",
         } <= set(paths)
+    with server.client("alice") as http:
+        assert http.get("/metrics").status_code == 403
+    with server.client("admin") as http:
+        metrics = http.get("/metrics")
+    assert metrics.status_code == 200 and "codecite_requests_total" in metrics.text
+    assert 'endpoint="/api/v1/repos"' in metrics.text
 
 
 # --- authentication -------------------------------------------------------------------
@@ -444,5 +449,10 @@ def test_mcp_over_http_uses_the_tokens_and_the_acl(server: Server) -> None:
     assert "no such repository: vault" in hidden and MARKER not in hidden.lower()
     with pytest.raises(Exception):  # noqa: B017 - the SDK wraps the HTTP 401
         _mcp_call(server, None, "list_repos", {})
-    rows = [r for r in server.audit() if r["endpoint"] == "/mcp"]
-    assert any(r["status"] == 401 for r in rows) and any(r["user"] == "alice" for r in rows)
+    rows = server.audit()
+    assert any(r["endpoint"] == "/mcp" and r["status"] == 401 for r in rows)
+    tools = {r["endpoint"]: r for r in rows if str(r["endpoint"]).startswith("/mcp/tools/")}
+    assert tools["/mcp/tools/list_repos"]["user"] == "alice"
+    refused = next(r for r in rows if r["endpoint"] == "/mcp/tools/search_code")
+    assert refused["status"] == 403 and refused["repos"] == ["vault"]
+    assert refused["question"] == "launch code of a station"

@@ -159,7 +159,9 @@ def slack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slack]:
         with StateStore(root / "state.db") as store:
             store.create_token("alice", ["shop"])
         try:
-            with TestClient(create_app(load_server_config(config))) as client:
+            with TestClient(
+                create_app(load_server_config(config)), base_url="http://localhost"
+            ) as client:
                 yield Slack(client, hook, chat, root / "state.db")
         finally:
             hook.shutdown()

@@ -373,8 +373,10 @@ def test_a_token_for_another_repository_sees_none_of_it(context: Any, server: Se
     ask(page, "how is the launch code of a station made")
     expect(page.locator(".answer .meta")).to_contain_text("vault")
     assert MARKER in page.locator(".answer").inner_text().lower()
-    with httpx.Client(base_url=server.url) as http:  # and the other way round
-        http.cookies.set("codecite_session", server.tokens["alice"])
+    with StateStore(server.state) as store:  # and the other way round: Alice's session
+        session = store.create_session(server.tokens["alice"], 3600)
+    with httpx.Client(base_url=server.url) as http:
+        http.cookies.set("codecite_session", session)
         vault = http.get("/web/code", params={"repo": "vault", "path": "vault/launch.py"})
     assert vault.status_code == 403 and MARKER not in vault.text.lower()
 
@@ -433,18 +435,58 @@ def test_keyboard_recent_questions_and_sign_out(context: Any, server: Server) ->
     assert "codecite_session" not in {c["name"] for c in context.cookies()}
 
 
-def test_a_link_from_another_site_opens_signed_in(context: Any, server: Server) -> None:
+def test_a_link_from_another_site_opens_signed_in_but_does_not_ask(
+    context: Any, server: Server
+) -> None:
     """A SameSite=Strict cookie is not sent when a link on another site (Slack, a
-    mail) is followed: the page reloads itself once, same-site, and then has it."""
+    mail) is followed: the page reloads itself once, same-site, and then has it. The
+    question is put in the box, never asked by itself (issue 21): another site must
+    not make a signed-in browser ask; the visitor presses Ask."""
     from playwright.sync_api import expect
 
     page = new_page(context, server)
     sign_in(page, server.tokens["alice"])
+    prompts = len(server.chat.requests)
     target = f"{server.url}/?q=loyalty+discount&repos=shop"
-    page.set_content(f'<a href="{target}">shared question</a>')  # another origin
+    # another site: localhost is not the same site as 127.0.0.1 (set_content alone keeps
+    # the page's own origin, and its link would be same-origin)
+    page.goto(server.url.replace("127.0.0.1", "localhost") + "/healthz")
+    page.set_content(f'<a href="{target}">shared question</a>')
     page.get_by_role("link", name="shared question").click()
     expect(page.locator(".who .user")).to_contain_text("alice")
+    expect(page.get_by_label("Your question")).to_have_value("loyalty discount")
+    expect(page.locator("#q-count")).to_contain_text("press Ask")
+    page.wait_for_timeout(1500)  # an auto-ask would have started by now
+    assert page.locator("#answer-rendered .answer").count() == 0
+    assert len(server.chat.requests) == prompts
+    page.get_by_role("button", name="Ask").click()
     expect(page.locator("#answer-rendered .answer[data-state=done]")).to_be_visible()
+
+
+def test_a_long_paste_is_kept_whole_and_the_limit_is_said(context: Any, server: Server) -> None:
+    """The box takes what the API takes and never cuts a paste silently: a report over
+    the limit stays whole in the box, the page says the limit, nothing is sent."""
+    from playwright.sync_api import expect
+
+    page = new_page(context, server)
+    sign_in(page, server.tokens["alice"])
+    tail = "\nKeyError: 'tier'"
+    body = "Checkout fails\n" + "x = compute(order)  # step\n" * 220
+    report = body[: 5_851 - len(tail)] + tail  # the length of the report that lost its end
+    assert len(report) == 5_851
+    box = page.get_by_label("Your question")
+    box.fill(report)
+    expect(box).to_have_value(report)  # all of it, the exception line included
+    expect(page.locator("#q-count")).to_contain_text("5,851 / 4,000 characters")
+    expect(page.locator("#q-hint")).to_contain_text("up to 4,000 characters")
+    prompts = len(server.chat.requests)
+    page.get_by_role("button", name="Ask").click()  # the page comes back with it, unasked
+    expect(page.locator("#q-count")).to_contain_text("5,851 characters")
+    expect(page.locator("#q-count")).to_contain_text("at most 4,000")
+    expect(page.get_by_label("Your question")).to_have_value(report)
+    page.wait_for_timeout(500)
+    assert len(server.chat.requests) == prompts
+    assert page.locator("#answer-rendered .answer").count() == 0
 
 
 # --- HTTP: security headers, CSRF, sign-in ----------------------------------------------------
@@ -523,7 +565,7 @@ def test_local_mode_without_tokens_needs_no_sign_in(server: Server) -> None:
         'listen = "127.0.0.1:8765"\nauth = "none"\nstate = "local-state.db"\n'
         f'[codecite]\nllm = "extractive"\n[repos.shop]\npath = "{server.root / "shop"}"\n'
     )
-    with TestClient(create_app(load_server_config(config))) as http:
+    with TestClient(create_app(load_server_config(config)), base_url="http://localhost") as http:
         page = http.get("/")
         assert page.status_code == 200 and "Signed in as <strong>local</strong>" in page.text
         assert "Sign out" not in page.text and 'value="shop"' in page.text

@@ -100,4 +100,7 @@ def serve(
         port=settings.port,
         log_level=log_level,
         proxy_headers=False,
+        # SIGTERM: requests still running after this many seconds are cut, so a stuck
+        # stream (a slow model) cannot keep the process and its port alive
+        timeout_graceful_shutdown=settings.shutdown_seconds,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from dataclasses import asdict
 from datetime import datetime
 from fnmatch import fnmatchcase
@@ -209,14 +210,32 @@ def revoke(
 
 
 # --- audit ------------------------------------------------------------------------
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control and format characters (escape sequences,
+    bell, backspace, bidirectional overrides) written as ``\\x1b`` / ``\\u202e``, new
+    lines as ``\\n``: what someone typed into a question cannot drive the terminal."""
+    out = []
+    for ch in text:
+        if ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _audit_row(r: AuditRecord) -> list[str]:
-    question = r.question if len(r.question) <= QUESTION_CHARS else r.question[:QUESTION_CHARS]
+    full = printable(r.question)
+    question = full if len(full) <= QUESTION_CHARS else full[:QUESTION_CHARS]
     return [
-        when(r.time, "%Y-%m-%d %H:%M:%S"), escape(r.user),
-        escape(r.client), escape(f"{r.method} {r.endpoint}"), str(r.status),
-        f"{r.latency_ms:,.0f} ms", escape(",".join(r.repos)),
-        escape(question + ("…" if question != r.question else ""))
-        or (f"[dim]{escape(r.detail)}[/dim]" if r.detail else ""),
+        when(r.time, "%Y-%m-%d %H:%M:%S"), escape(printable(r.user)),
+        escape(printable(r.client)), escape(printable(f"{r.method} {r.endpoint}")),
+        str(r.status), f"{r.latency_ms:,.0f} ms", escape(printable(",".join(r.repos))),
+        escape(question + ("…" if question != full else ""))
+        or (f"[dim]{escape(printable(r.detail))}[/dim]" if r.detail else ""),
     ]  # fmt: skip
 
 

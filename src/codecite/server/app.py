@@ -2,9 +2,10 @@
 
 Layers (DESIGN.md §11): HTTP → auth (token → :class:`Principal` → readable repos) →
 the public API per allowed repository (:class:`RepoPool`) → fusion across repositories.
-The access check runs before retrieval; every request to ``/api`` and ``/mcp``, allowed
-or denied, leaves one audit row (user, client, endpoint, repos, question, result and
-citation locations — never code — status, latency). Errors are JSON
+The access check runs before retrieval; every request to ``/api``, and every MCP tool
+call, allowed or denied, leaves one audit row (user, client, endpoint, repos, question,
+result and citation locations — never code — status, latency); an ``/mcp`` request
+refused before any tool ran (401, 413, 421, 429) leaves one too. Errors are JSON
 ``{"error": {"code", "message"}}``; nothing returns a traceback.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -22,7 +22,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -32,13 +32,18 @@ from ..errors import (
     ConfigError,
     IndexCorruptError,
     IndexMissingError,
+    LineRangeError,
     LLMError,
+    NotIndexedFileError,
+    TooLargeError,
     UserError,
 )
 from .auth import LOCAL_USER, Principal
 from .config import ServerConfig
+from .guards import VERDICT, FailureThrottle, RateLimiter, RequestGate
 from .jobs import Jobs
-from .mcp import CURRENT_PRINCIPAL
+from .mcp import CURRENT_CLIENT, CURRENT_PRINCIPAL
+from .metrics import Metrics, route_name, route_templates
 from .queue import QueueJobs
 from .refresh import Poller
 from .repos import RepoPool
@@ -49,8 +54,7 @@ log = logging.getLogger(__name__)
 #: Paths that need no token. The web page ("/" and "/web/...") signs its visitors in with
 #: its own session cookie (server/web/session.py); /slack/commands checks Slack's signature.
 PUBLIC_PATHS = frozenset(
-    {"/healthz", "/metrics", "/docs", "/openapi.json", "/docs/oauth2-redirect"}
-    | {"/", "/slack/commands"}
+    {"/healthz", "/docs", "/openapi.json", "/docs/oauth2-redirect"} | {"/", "/slack/commands"}
 )
 
 
@@ -79,6 +83,9 @@ class AuditNote:
     detail: str = ""
     #: Set by a streaming endpoint that writes its own row when the stream ends.
     deferred: bool = False
+    #: A refusal of a throttled client: counted in the metrics, no row (a flood of
+    #: bad tokens must not fill the log; the row that started the throttle says so).
+    unaudited: bool = False
 
 
 @dataclass
@@ -91,49 +98,7 @@ class ServerState:
     jobs: Jobs | QueueJobs
     metrics: Metrics
     rate: RateLimiter
-
-
-class Metrics:
-    """Prometheus metrics of one app (its own registry: several apps in one process)."""
-
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
-        self.requests = Counter(
-            "codecite_requests_total",
-            "HTTP requests",
-            ["endpoint", "status"],
-            registry=self.registry,
-        )
-        self.latency = Histogram(
-            "codecite_request_seconds", "Request latency", ["endpoint"], registry=self.registry
-        )
-        self.denied = Counter(
-            "codecite_denied_total",
-            "Requests refused by auth or ACL",
-            ["reason"],
-            registry=self.registry,
-        )
-
-
-class RateLimiter:
-    """Requests per user per minute (a sliding window); 0 turns it off."""
-
-    def __init__(self, per_minute: int) -> None:
-        self.per_minute = per_minute
-        self._seen: dict[str, list[float]] = {}
-        self._lock = threading.Lock()
-
-    def allow(self, user: str) -> bool:
-        if self.per_minute <= 0:
-            return True
-        now = time.monotonic()
-        with self._lock:
-            recent = [t for t in self._seen.get(user, []) if now - t < 60.0]
-            allowed = len(recent) < self.per_minute
-            if allowed:
-                recent.append(now)
-            self._seen[user] = recent
-            return allowed
+    failures: FailureThrottle
 
 
 WEBHOOK_PATH = re.compile(r"^/api/v1/repos/[A-Za-z0-9][A-Za-z0-9._-]*/refresh$")
@@ -147,12 +112,6 @@ def is_public(path: str) -> bool:
         or path.startswith(("/docs", "/web/"))
         or WEBHOOK_PATH.match(path) is not None
     )
-
-
-def route_name(request: Request) -> str:
-    """The endpoint's path template (``/api/v1/repos/{repo}/code``), for metrics."""
-    route = request.scope.get("route")
-    return str(getattr(route, "path", request.url.path))
 
 
 def client_address(request: Request) -> str:
@@ -205,13 +164,36 @@ def _error_response(exc: BaseException) -> JSONResponse:
     if isinstance(exc, IndexCorruptError):
         return JSONResponse(error_body("index_damaged", str(exc)), 500)
     if isinstance(exc, LLMError):  # the model endpoint failed: not the caller's fault
-        return JSONResponse(error_body("llm_unavailable", str(exc)), 502)
+        log.warning("the answer model failed: %s", exc)
+        return JSONResponse(error_body("llm_unavailable", public_llm_message(exc)), 502)
+    if isinstance(exc, NotIndexedFileError):  # one answer for "outside", "skipped", "none"
+        return JSONResponse(error_body("not_found", "no such indexed file"), 404)
+    if isinstance(exc, TooLargeError):
+        return JSONResponse(error_body("too_large", str(exc)), 413)
+    if isinstance(exc, LineRangeError):
+        return JSONResponse(error_body("invalid_request", str(exc)), 422)
     if isinstance(exc, ConfigError):
         return JSONResponse(error_body("server_config", str(exc)), 500)
     if isinstance(exc, UserError):
         return JSONResponse(error_body("bad_request", str(exc)), 400)
     log.error("internal error", exc_info=exc)
     return JSONResponse(error_body("internal", "internal error; the server log has details"), 500)
+
+
+#: Where a model endpoint's address shows in its errors: URLs and host:port pairs.
+_ENDPOINT = re.compile(
+    r"\b[a-z][a-z0-9+.-]*://[^\s)\]'\"]+|\b[\w.-]+\.\w+:\d{2,5}\b|\[[0-9a-f:]+\]:\d+"
+)
+
+
+def public_llm_message(exc: LLMError) -> str:
+    """A model failure as a caller may read it: without the endpoint's address (the
+    server's log has the whole message)."""
+    text = _ENDPOINT.sub("the model endpoint", str(exc))
+    return (
+        f"the answer model failed: {text} (the server's log names the endpoint; send "
+        '"llm": "extractive" for an answer without the model)'
+    )
 
 
 def _write_audit(
@@ -238,9 +220,51 @@ def _write_audit(
         log.exception("could not write the audit row")
 
 
-def _install_middleware(app: FastAPI, server: ServerState) -> None:
-    limits = server.config.limits
+def _refusal(request: Request, server: ServerState) -> ApiError | None:
+    """Why :class:`RequestGate` refused this request before the app saw it, if it did."""
+    verdict = request.scope.get(VERDICT, "")
+    if verdict == "host":
+        server.metrics.denied.labels("host").inc()
+        return ApiError(
+            421,
+            "host_not_allowed",
+            "this server does not answer for that host name; if it is yours, an admin "
+            "adds it to allowed_hosts in codecite-server.toml",
+        )
+    if verdict == "too_large":
+        limit = server.config.limits.max_body_bytes
+        return ApiError(413, "too_large", f"request body over {limit} bytes; send less")
+    return None
 
+
+def _checked_principal(request: Request, server: ServerState) -> Principal:
+    """:func:`authenticate`, with failures counted per client address: past the
+    limit the address gets 429 without a token check (and without an audit row each)."""
+    client = client_address(request)
+    note: AuditNote = request.state.note
+    if server.failures.blocked(client):
+        server.metrics.denied.labels("throttled").inc()
+        note.unaudited = True
+        wait = str(server.failures.retry_after(client))
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"too many failed authentications from this address; wait {wait} s and check "
+            "the token (`codecite token list` shows which are active)",
+            {"Retry-After": wait},
+        )
+    try:
+        return authenticate(request, server)
+    except ApiError as exc:
+        if exc.status == 401 and server.failures.failed(client):
+            note.detail = (
+                f"{server.config.limits.failed_auth_per_minute} failed authentications in a "
+                "minute from this address: further attempts are refused for a minute"
+            )
+        raise
+
+
+def _install_middleware(app: FastAPI, server: ServerState) -> None:
     @app.middleware("http")
     async def guard(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
@@ -252,11 +276,11 @@ def _install_middleware(app: FastAPI, server: ServerState) -> None:
         audited = path.startswith(("/api/", "/mcp"))
         response: Response
         try:
-            length = request.headers.get("content-length", "")
-            if length and (not length.isdigit() or int(length) > limits.max_body_bytes):
-                raise ApiError(413, "too_large", f"request body over {limits.max_body_bytes} bytes")
+            refused = _refusal(request, server)
+            if refused is not None:
+                raise refused
             if not is_public(path):
-                principal = authenticate(request, server)
+                principal = _checked_principal(request, server)
                 request.state.principal = principal
                 if not server.rate.allow(principal.user):
                     raise ApiError(
@@ -267,9 +291,11 @@ def _install_middleware(app: FastAPI, server: ServerState) -> None:
                     )
             # MCP tools read the caller from a context variable (the SDK carries it over).
             token = CURRENT_PRINCIPAL.set(request.state.principal)
+            client = CURRENT_CLIENT.set(client_address(request))
             try:
                 response = await call_next(request)
             finally:
+                CURRENT_CLIENT.reset(client)
                 CURRENT_PRINCIPAL.reset(token)
         except Exception as exc:
             response = _error_response(exc)
@@ -277,7 +303,9 @@ def _install_middleware(app: FastAPI, server: ServerState) -> None:
         server.metrics.requests.labels(name, str(response.status_code)).inc()
         server.metrics.latency.labels(name).observe(time.perf_counter() - started)
         note: AuditNote = request.state.note
-        if audited and not note.deferred:
+        if path == "/mcp" and response.status_code < 400:
+            audited = False  # each tool call writes its own row (mcp/server.py)
+        if audited and not note.deferred and not note.unaudited:
             principal = request.state.principal
             _write_audit(
                 server,
@@ -300,11 +328,19 @@ def _install_errors(app: FastAPI) -> None:
         return _error_response(exc)
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg', '')}"
-            for e in exc.errors()
+            for e in errors
         )
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        not_json = kind not in ("application/json", "") and not kind.endswith("+json")
+        if not_json and any(tuple(e.get("loc", ())) == ("body",) for e in errors):
+            problems += (
+                f"; the body was sent as {kind}: send a JSON object with the header "
+                "Content-Type: application/json (curl: -H 'Content-Type: application/json')"
+            )
         return JSONResponse(error_body("invalid_request", problems or "invalid request"), 422)
 
     @app.exception_handler(StarletteHTTPException)
@@ -325,10 +361,16 @@ def create_app(
     """The server for ``config`` (the state database and the repositories are opened
     here unless given)."""
     from .mcp import build_mcp, mcp_http_app, mcp_lifespan, principal_from_context
+    from .mcp.http_app import transport_security
     from .routes import router
     from .slack import install_slack
     from .web import install_web
 
+    if config.auth == "none" and "*" in config.hosts:
+        raise ConfigError(
+            'allowed_hosts = ["*"] turns off the DNS-rebinding check, which is what keeps '
+            'web pages from reading a server with auth = "none": list the host names instead'
+        )
     store = state or open_state(config.state)
     if config.store_replicas:  # queries read from the replicas, writes go to the primary
         from ..store.replicas import register_replicas
@@ -343,9 +385,12 @@ def create_app(
         QueueJobs(config.store, config.overrides) if config.store else Jobs(config.overrides),
         Metrics(),
         RateLimiter(config.limits.requests_per_minute),
+        FailureThrottle(config.limits.failed_auth_per_minute),
     )
-    mcp_server = build_mcp(repos, principal_from_context, limits=config.limits)
-    mcp_app = mcp_http_app(mcp_server, limits=config.limits)
+    mcp_server = build_mcp(repos, principal_from_context, limits=config.limits, audit=store.audit)
+    mcp_app = mcp_http_app(
+        mcp_server, limits=config.limits, security=transport_security(config.hosts)
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -354,6 +399,8 @@ def create_app(
             log.info("pruned %d audit rows older than %d days", pruned, config.audit_retention_days)
         if isinstance(server.jobs, QueueJobs):
             server.jobs.app  # noqa: B018 - the job queue's schema, before the first request
+        else:  # jobs a killed server left unfinished
+            server.jobs.resume(config.repos.values())
         poller = Poller(list(config.repos.values()), server.jobs.start, repos.indexed_commit)
         poller.start()
         try:
@@ -383,10 +430,20 @@ def create_app(
         return {"status": "ok", "version": __version__, "repos": len(config.repos)}
 
     @app.get("/metrics", tags=["ops"])
-    def metrics() -> Response:
+    def metrics(request: Request) -> Response:
+        """Prometheus metrics, labelled by route template; an admin token reads them
+        (``Authorization: Bearer``, as Prometheus' ``authorization`` setting sends it)."""
+        principal: Principal | None = request.state.principal
+        if principal is None or not principal.admin:
+            raise ApiError(403, "forbidden", "metrics need an admin token")
         return Response(generate_latest(server.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     # A plain route, not a mount: a mount answers POST /mcp with a redirect to /mcp/.
     # Starlette runs a non-function endpoint as an ASGI app; its type hint knows only functions.
     app.add_route("/mcp", mcp_app, methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
+    app.state.codecite_templates = route_templates(app.routes)
+    # Outermost: the Host check and the body limit run before anything else reads.
+    app.add_middleware(
+        RequestGate, max_body_bytes=config.limits.max_body_bytes, allowed_hosts=config.hosts
+    )
     return app

@@ -13,11 +13,17 @@
     audit_retention_days = 90      # 0 keeps every row
     trusted_proxies = []           # addresses whose `user_header` names the user
     user_header = ""               # e.g. "X-Forwarded-User" (with trusted_proxies)
+    allowed_hosts = ["codecite.example.com"]   # Host names it answers (DNS rebinding);
+                                   # default: the listen address and localhost
+    shutdown_seconds = 10          # SIGTERM: requests still running after this are cut
     [limits]
-    max_body_bytes = 65536
+    max_body_bytes = 65536         # counted as the bytes arrive (chunked bodies too)
     max_k = 50
-    max_question_chars = 4000
+    max_question_chars = 4000      # every surface: API, web page, Slack, MCP
+    max_code_lines = 2000          # one read of a file (code views, MCP read_code)
+    max_code_chars = 50000
     requests_per_minute = 600      # per user; 0: no limit
+    failed_auth_per_minute = 20    # per client address, then 429; 0: no limit
     [codecite]                     # any codecite.toml setting, for every repository
     llm = "extractive"
     [repos.shop]
@@ -53,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..errors import ConfigError
+from ..errors import ConfigError, TooLargeError, UserError
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 SLACK_SECRET_ENV = "CODECITE_SLACK_SIGNING_SECRET"
@@ -73,10 +79,41 @@ class Limits:
     max_body_bytes: int = 65_536
     max_k: int = 50
     max_question_chars: int = 4_000
-    #: Lines ``/code`` returns at most.
+    #: Lines and characters one read of a file returns at most (``/code``, the page's
+    #: code view, MCP ``read_code``); a longer range is cut and says so.
     max_code_lines: int = 2_000
+    max_code_chars: int = 50_000
     #: Requests per user per minute (429 beyond); 0 turns the limit off.
     requests_per_minute: int = 600
+    #: Failed authentications per client address per minute before that address is
+    #: refused (429, no audit row per attempt); 0 turns the throttle off.
+    failed_auth_per_minute: int = 20
+
+    def check_question(self, text: str, what: str = "question") -> str:
+        """``text`` when it is a question every surface accepts: not empty, at most
+        ``max_question_chars`` characters (:class:`TooLargeError` says the limit)."""
+        if len(text) > self.max_question_chars:
+            raise TooLargeError(
+                f"the {what} is {len(text):,} characters; at most "
+                f"{self.max_question_chars:,} are allowed: shorten it (for a bug report, "
+                "keep the error message and the last lines of the traceback)"
+            )
+        if not text.strip():
+            raise UserError(f"the {what} is empty; say what to look for")
+        return text
+
+    def check_name(self, text: str, what: str) -> str:
+        """``text`` when a symbol name or path is short enough (:data:`MAX_NAME_CHARS`)."""
+        if len(text) > MAX_NAME_CHARS:
+            raise TooLargeError(
+                f"the {what} is {len(text):,} characters; names and paths are at most "
+                f"{MAX_NAME_CHARS:,}"
+            )
+        return text
+
+
+#: Longest symbol name, path or glob a request may carry (as the API's own fields).
+MAX_NAME_CHARS = 1_000
 
 
 @dataclass(frozen=True)
@@ -131,10 +168,22 @@ class ServerConfig:
     #: SQLite index) and its read replicas (queries only).
     store: str = ""
     store_replicas: tuple[str, ...] = ()
+    #: Host names (``Host`` header) the server answers; () = the listen address and
+    #: the loopback names (:attr:`hosts`). ``*.example.com`` allows subdomains.
+    allowed_hosts: tuple[str, ...] = ()
+    #: Seconds a SIGTERM waits for running requests before the server stops anyway.
+    shutdown_seconds: int = 10
 
     @property
     def is_loopback(self) -> bool:
         return is_loopback(self.host)
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The host names this server answers (DNS-rebinding protection)."""
+        from .guards import default_hosts
+
+        return self.allowed_hosts or default_hosts(self.host)
 
     def with_listen(self, host: str | None, port: int | None) -> ServerConfig:
         from dataclasses import replace
@@ -267,7 +316,28 @@ KNOWN_KEYS = {
     "slack",
     "store",
     "store_replicas",
+    "allowed_hosts",
+    "shutdown_seconds",
 }
+
+
+HOST_PATTERN = re.compile(r"^(\*|(\*\.)?[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?|[0-9a-f:.]{2,45})$")
+
+
+def _allowed_hosts(data: dict[str, Any], where: str) -> tuple[str, ...]:
+    hosts = data.get("allowed_hosts", [])
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        raise ConfigError(
+            f'{where}: allowed_hosts must be a list of host names: ["codecite.example.com"]'
+        )
+    cleaned = [h.strip().lower().strip("[]") for h in hosts]
+    bad = [h for h in cleaned if not HOST_PATTERN.match(h)]
+    if bad:
+        raise ConfigError(
+            f"{where}: allowed_hosts: {bad[0]!r} is not a host name (give names without a "
+            'scheme or port, e.g. "codecite.example.com", "*.example.com" or "10.0.0.5")'
+        )
+    return tuple(dict.fromkeys(cleaned))
 
 
 def _store(data: dict[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
@@ -331,6 +401,9 @@ def load_server_config(path: str | Path) -> ServerConfig:
     retention = data.get("audit_retention_days", 90)
     if isinstance(retention, bool) or not isinstance(retention, int) or retention < 0:
         raise ConfigError(f"{where}: audit_retention_days must be a whole number >= 0")
+    shutdown = data.get("shutdown_seconds", 10)
+    if isinstance(shutdown, bool) or not isinstance(shutdown, int) or not 1 <= shutdown <= 600:
+        raise ConfigError(f"{where}: shutdown_seconds must be a whole number from 1 to 600")
     proxies = data.get("trusted_proxies", [])
     if not isinstance(proxies, list) or not all(isinstance(p, str) for p in proxies):
         raise ConfigError(f"{where}: trusted_proxies must be a list of addresses")
@@ -354,4 +427,6 @@ def load_server_config(path: str | Path) -> ServerConfig:
         slack=_slack(data, where),
         store=store,
         store_replicas=replicas,
+        allowed_hosts=_allowed_hosts(data, where),
+        shutdown_seconds=shutdown,
     )

@@ -1,18 +1,31 @@
 """Re-index jobs started through the API (``POST /api/v1/repos/{repo}/reindex``): one
 background thread per job, a numbered record per job, at most one running job per
-repository (the index's own writer lock would make a second one wait anyway)."""
+repository (the index's own writer lock would make a second one wait anyway).
+
+A running job leaves a marker (:data:`MARKER`) in its index folder, removed when it
+ends: a job killed with the server (kill -9, a crash, a reboot) still has one when the
+server starts again, which resumes it (:meth:`Jobs.resume`: an incremental run does
+what is left, embeddings included), so an index is never left half-built."""
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..api import open_index
 from .config import RepoConfig
 from .refresh import update_clone
+
+log = logging.getLogger(__name__)
+
+#: The marker of a running job in its index folder (see the module's docstring).
+MARKER = "server-job.json"
 
 
 @dataclass
@@ -64,8 +77,38 @@ class Jobs:
         with self._lock:
             return self._jobs.get(job_id)
 
+    def resume(self, repos: Iterable[RepoConfig]) -> list[Job]:
+        """Start again the jobs a previous server process left unfinished (their marker
+        is still there): an incremental run completes what the killed one began."""
+        resumed = []
+        for repo in repos:
+            marker = repo.index / MARKER
+            if not marker.is_file():
+                continue
+            try:
+                left = json.loads(marker.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                left = {}
+            log.warning(
+                "resuming the re-index of %s that job %s began at %s and did not finish "
+                "(the server stopped during it)",
+                repo.name,
+                left.get("job", "?"),
+                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(left.get("started_at", 0))),
+            )
+            resumed.append(self.start(repo, pull=False))
+        return resumed
+
     def _run(self, job: Job, repo: RepoConfig, full: bool, pull: bool) -> None:
         job.status, job.started_at = "running", time.time()
+        marker = repo.index / MARKER
+        try:
+            marker.write_text(
+                json.dumps({"job": job.id, "full": full, "started_at": job.started_at}),
+                encoding="utf-8",
+            )
+        except OSError as exc:  # the run itself will say what is wrong with the folder
+            log.warning("cannot write the job marker %s: %s", marker, exc)
         try:
             if pull and repo.branch:
                 old, new = update_clone(repo)
@@ -86,6 +129,7 @@ class Jobs:
             job.status, job.error = "failed", str(exc) or type(exc).__name__
         finally:
             job.finished_at = time.time()
+            marker.unlink(missing_ok=True)
 
     def _trim(self) -> None:
         done = [j for j in self._jobs.values() if j.status in ("done", "failed")]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Generator, Iterator
-from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request
@@ -81,6 +80,13 @@ def readable_repos(request: Request, wanted: list[str] | None) -> list[str]:
         return allowed
     names = list(dict.fromkeys(wanted))
     _note(request).repos = names
+    if not names:
+        raise ApiError(
+            422,
+            "invalid_request",
+            "repos is an empty list: name at least one repository, or leave repos out to "
+            "use every repository you can read",
+        )
     for name in names:
         if name not in allowed:
             raise ApiError(403, "forbidden", f"no such repository, or no access: {name}")
@@ -94,12 +100,11 @@ def _filters(body: FilterBody | None) -> Filters | None:
 
 
 def _check_question(request: Request, text: str) -> None:
-    limit = _server(request).config.limits.max_question_chars
+    """The limits every surface applies (:meth:`Limits.check_question`): 413 over."""
     _note(request).question = text
-    if len(text) > limit:
-        raise ApiError(413, "too_large", f"the question is over {limit} characters")
     if not text.strip():
         raise ApiError(422, "invalid_request", "the question is empty")
+    _server(request).config.limits.check_question(text)
 
 
 def _location(repo: str, path: str, start: int, end: int) -> str:
@@ -278,23 +283,6 @@ def _stream(
         yield _sse("token", {"text": piece})
 
 
-def _indexed_file(server: ServerState, repo: str, path: str) -> tuple[str, str]:
-    """(absolute path, language) of a file the index holds; 404 for anything else
-    (absolute paths, ``..``, files the walker skipped, folders)."""
-    parts = PurePosixPath(path).parts
-    if not path or path.startswith("/") or "\\" in path or ".." in parts or "\x00" in path:
-        raise ApiError(404, "not_found", "no such indexed file")
-    with server.pool.using(repo) as index:
-        chunks = [c for c in index.chunks(path) if c.path == path]
-        root = index.root
-    if not chunks:
-        raise ApiError(404, "not_found", "no such indexed file")
-    full = (root / path).resolve()
-    if root.resolve() not in full.parents or not full.is_file():
-        raise ApiError(404, "not_found", "no such indexed file")
-    return str(full), chunks[0].language
-
-
 @router.get("/repos/{repo}/code", tags=["repositories"])
 def code(
     request: Request,
@@ -303,28 +291,20 @@ def code(
     start: Annotated[int, Query(ge=1)] = 1,
     end: Annotated[int | None, Query(ge=1)] = None,
 ) -> dict[str, Any]:
-    """Lines ``start``-``end`` of an indexed file (as it is on disk now), for showing a
-    citation. Only indexed paths: no path traversal."""
+    """Lines ``start``-``end`` of an indexed file (as it is on disk now, secrets
+    redacted as the index redacted them), for showing a citation: at most
+    ``max_code_lines`` lines and ``max_code_chars`` characters (``truncated`` says it
+    was cut). Only indexed paths (404 otherwise: no path traversal); a range that does
+    not fit the file is a 422."""
     server = _server(request)
     readable_repos(request, [repo])
-    full, language = _indexed_file(server, repo, path)
-    limit = server.config.limits.max_code_lines
-    last = min(end if end is not None else start + limit - 1, start + limit - 1)
-    if last < start:
-        raise ApiError(422, "invalid_request", "end must not be before start")
-    with open(full, encoding="utf-8", errors="replace") as fh:
-        lines = fh.read().split("\n")
-    shown = lines[start - 1 : last]
-    _note(request).results = [_location(repo, path, start, start + len(shown) - 1)]
-    return {
-        "repo": repo,
-        "path": path,
-        "language": language,
-        "start_line": start,
-        "end_line": start + len(shown) - 1,
-        "total_lines": len(lines),
-        "lines": shown,
-    }
+    limits = server.config.limits
+    with server.pool.using(repo) as index:
+        shown = index.read_lines(
+            path, start, end, max_lines=limits.max_code_lines, max_chars=limits.max_code_chars
+        )
+    _note(request).results = [_location(repo, shown.path, shown.start_line, shown.end_line)]
+    return {"repo": repo, **shown.to_json()}
 
 
 @router.get("/repos/{repo}/symbols/{qualname}/explain", tags=["graph"])
@@ -440,13 +420,16 @@ async def refresh_webhook(request: Request, repo: str) -> dict[str, Any]:
 
 @router.get("/jobs/{job_id}", tags=["admin"])
 def job_status(request: Request, job_id: str) -> dict[str, Any]:
-    """A re-index job's status (admin only)."""
+    """A re-index job's status (an admin of its repository only)."""
     server = _server(request)
-    if not _principal(request).admin:
+    principal = _principal(request)
+    if not principal.admin:
         raise ApiError(403, "forbidden", "job status needs an admin token")
     job = server.jobs.get(job_id)
-    if job is None:
+    # A job of a repository this admin may not read is "no such job", as an unknown one.
+    if job is None or not principal.can_read(job.repo):
         raise ApiError(404, "not_found", f"no such job: {job_id}")
+    _note(request).repos = [job.repo]
     return {"job": job.to_json()}
 
 

@@ -20,7 +20,6 @@ import hashlib
 import hmac
 import json
 import logging
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -28,21 +27,21 @@ from urllib.parse import parse_qs, urlencode
 
 import httpx
 from fastapi import FastAPI, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from ..answer.citations import parse_citations
 from . import routes
-from .app import ServerState, _error_response, _write_audit, error_body
+from .app import ServerState, _error_response, _write_audit, client_address, error_body
 from .auth import Principal
 from .config import SlackConfig
+from .state_base import BaseStateStore
 from .web.render import abstained
 
 log = logging.getLogger(__name__)
 
 #: Oldest request timestamp accepted, in seconds either way (Slack's own advice).
 MAX_AGE_S = 300
-#: Signatures remembered to refuse replays (they expire with :data:`MAX_AGE_S`).
-MAX_REMEMBERED = 100_000
 #: Answers being prepared at once; more wait their turn.
 WORKERS = 4
 #: Characters of an answer posted to Slack (its messages are cut near 4,000).
@@ -63,20 +62,15 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
 
 
 class ReplayGuard:
-    """Signatures seen in the last :data:`MAX_AGE_S` seconds (one server process)."""
+    """Signatures seen in the last :data:`MAX_AGE_S` seconds, kept in the state
+    database: a replay is refused after a restart and by every server process that
+    shares it (:meth:`BaseStateStore.first_seen`)."""
 
-    def __init__(self) -> None:
-        self._seen: dict[str, float] = {}
-        self._lock = threading.Lock()
+    def __init__(self, state: BaseStateStore) -> None:
+        self.state = state
 
     def first_time(self, sig: str, now: float) -> bool:
-        with self._lock:
-            if len(self._seen) > MAX_REMEMBERED // 2:
-                self._seen = {s: t for s, t in self._seen.items() if now - t <= 2 * MAX_AGE_S}
-            if sig in self._seen:
-                return False
-            self._seen[sig] = now
-            return True
+        return self.state.first_seen(sig, now, MAX_AGE_S)
 
 
 def check_request(
@@ -94,6 +88,21 @@ def check_request(
     if not guard.first_time(sent, now):
         return "replayed request"
     return ""
+
+
+#: Characters of the question repeated back to Slack (a pasted report is not echoed whole).
+QUESTION_ECHO_CHARS = 200
+
+
+def short_question(text: str) -> str:
+    """The question as repeated back: its first line, at most
+    :data:`QUESTION_ECHO_CHARS` characters, saying how much was left out."""
+    stripped = text.strip()
+    first = next((line.strip() for line in stripped.splitlines() if line.strip()), "")
+    kept = first[:QUESTION_ECHO_CHARS]
+    left = len(stripped) - len(kept)
+    shown = kept + ("…" if len(first) > len(kept) else "")
+    return f"{shown} (+{left:,} more characters)" if left > 0 else shown
 
 
 def _escape(text: str) -> str:
@@ -131,7 +140,7 @@ def slack_message(slack: SlackConfig, answer: dict[str, Any]) -> str:
         marked += rest[:at] + f"{MARKS[_status(cited)]} {link}"
         rest = rest[at + len(as_written) :]
     marked += rest
-    lines = [f"*{_escape(str(answer.get('question', '')))}*"]
+    lines = [f"*{_escape(short_question(str(answer.get('question', ''))))}*"]
     if answer.get("insufficient"):
         lines.append(":warning: *Not enough information* in the indexed code to answer this.")
     lines += [marked, "", "*Sources*"]
@@ -168,8 +177,8 @@ def _question(text: str, principal: Principal, names: list[str]) -> tuple[str, l
 class SlackCommands:
     """The endpoint's state: replay guard and the pool of answering threads."""
 
-    def __init__(self) -> None:
-        self.guard = ReplayGuard()
+    def __init__(self, state: BaseStateStore) -> None:
+        self.guard = ReplayGuard(state)
         self.workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="codecite-slack")
 
     def answer(
@@ -212,7 +221,8 @@ def _reply(text: str) -> JSONResponse:
 
 def install_slack(app: FastAPI) -> None:
     """Add ``POST /slack/commands`` (404 unless ``[slack]`` is configured)."""
-    commands = SlackCommands()
+    server: ServerState = app.state.codecite
+    commands = SlackCommands(server.state)
 
     @app.post("/slack/commands", tags=["slack"])
     async def slack_command(request: Request) -> Response:
@@ -229,10 +239,19 @@ def install_slack(app: FastAPI) -> None:
 
         if slack is None:
             return refuse(404, "not_found", "the Slack command is not configured ([slack])")
+        client = client_address(request)
+        if server.failures.blocked(client):  # a flood of forged requests: no row each
+            server.metrics.denied.labels("throttled").inc()
+            return JSONResponse(
+                error_body("rate_limited", "too many refused requests from this address"), 429
+            )
         body = await request.body()
-        problem = check_request(slack, request.headers, body, commands.guard, time.time())
+        problem = await run_in_threadpool(
+            check_request, slack, request.headers, body, commands.guard, time.time()
+        )
         if problem:
             server.metrics.denied.labels("slack").inc()
+            server.failures.failed(client)
             return refuse(401, "unauthorized", problem)
         form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
         slack_user, text = form.get("user_id", ""), form.get("text", "")
@@ -260,4 +279,6 @@ def install_slack(app: FastAPI) -> None:
         commands.workers.submit(
             commands.answer, request, principal, question, repos, response_url, started
         )
-        return _reply(f"Looking into it: _{_escape(question)}_ (the answer follows here).")
+        return _reply(
+            f"Looking into it: _{_escape(short_question(question))}_ (the answer follows here)."
+        )

@@ -34,6 +34,7 @@ OWN_FILES = frozenset(
         "hooks.log",  # codecite.hooks: the background runs' output, lock, request counter
         "hooks.lock",
         "hooks.requests",
+        "server-job.json",  # codecite.server.jobs: a re-index job running (resumed on start)
     }
 )
 #: sqlite3 messages that mean the file is not a usable database (not a busy/locked one).

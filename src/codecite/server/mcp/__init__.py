@@ -47,12 +47,13 @@ from __future__ import annotations
 
 from .descriptions import TOOL_NAMES
 from .http_app import MCPHttpApp, mcp_http_app, mcp_lifespan
-from .principal import CURRENT_PRINCIPAL, NoPrincipalError, principal_from_context
+from .principal import CURRENT_CLIENT, CURRENT_PRINCIPAL, NoPrincipalError, principal_from_context
 from .server import build_mcp
 from .stdio import local_pool, run_stdio
 from .tools import CodeTools, safe_relative_path
 
 __all__ = [
+    "CURRENT_CLIENT",
     "CURRENT_PRINCIPAL",
     "TOOL_NAMES",
     "CodeTools",

@@ -63,8 +63,9 @@ DESCRIPTIONS = {
         "Read exact lines of an indexed file, with line numbers: use it to see the context "
         "around a search hit or citation before editing or explaining code. path is "
         "repository-relative, as in citations. Lines are 1-based and inclusive; a long range "
-        "is cut at the server's limit (call again from where it stopped). Only indexed files "
-        "can be read."
+        "is cut at the server's limit (2,000 lines or 50,000 characters unless configured "
+        "otherwise): the result then says so and where to read on (call again from there). "
+        "Secrets are redacted as in the index. Only indexed files can be read."
     ),
     "find_callers": (
         "Who calls this function, method or class? Use before changing a signature or "

@@ -16,9 +16,29 @@ from starlette.types import Receive, Scope, Send
 
 from ..auth import Principal
 from ..config import Limits
+from ..guards import LOOPBACK_NAMES
 from ..repos import RepoPool
 from .principal import principal_from_context
 from .server import build_mcp
+
+
+def transport_security(hosts: tuple[str, ...] | list[str]) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding protection for ``hosts`` (any port; ``Origin`` from
+    the same names). A wildcard entry (``*``, ``*.example.com``) is beyond the SDK's
+    matching: then the server's own Host check (:mod:`..guards`) is the only one."""
+    if any("*" in h for h in hosts):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = [f"[{h}]" if ":" in h else h for h in hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[p for n in names for p in (n, f"{n}:*")],
+        allowed_origins=[
+            p
+            for n in names
+            for scheme in ("http", "https")
+            for p in (f"{scheme}://{n}", f"{scheme}://{n}:*")
+        ],
+    )
 
 
 class MCPHttpApp:
@@ -37,7 +57,7 @@ class MCPHttpApp:
         max_body_bytes: int = Limits.max_body_bytes,
     ) -> None:
         self.server = server
-        self.security = security or TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.security = security or transport_security(LOOPBACK_NAMES)
         self.max_body_bytes = max_body_bytes
         self._manager: StreamableHTTPSessionManager | None = None
 
@@ -120,8 +140,8 @@ def mcp_http_app(
     who calls) or a server from :func:`build_mcp`. Stateless (every request stands
     alone, so several server processes can share the traffic) with plain JSON
     responses. ``limits.max_body_bytes`` caps a request body. ``security``: the SDK's
-    Host/Origin checks (DNS-rebinding protection); off by default, since the mounting
-    app owns the HTTP front."""
+    Host/Origin checks (DNS-rebinding protection, :func:`transport_security`); by
+    default only the loopback names are answered."""
     lim = limits or Limits()
     if isinstance(target, MCPServer):
         server = target

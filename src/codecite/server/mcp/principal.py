@@ -12,6 +12,9 @@ from ..auth import Principal
 #: calls the app of :func:`mcp_http_app` (and reset after). The SDK runs each tool call
 #: in the context of the request that carried it, so tools see this value.
 CURRENT_PRINCIPAL: ContextVar[Principal | None] = ContextVar("codecite_principal", default=None)
+#: The client address of the current HTTP request (for the tool calls' audit rows), set
+#: beside :data:`CURRENT_PRINCIPAL`.
+CURRENT_CLIENT: ContextVar[str] = ContextVar("codecite_client", default="")
 
 
 class NoPrincipalError(CodeciteError):

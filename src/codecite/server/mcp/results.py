@@ -13,9 +13,10 @@ from ...types import Chunk
 
 if TYPE_CHECKING:
     from ...answer.answerer import Answer
-    from ...api import IndexStatus
+    from ...api import FileLines, IndexStatus
     from ...errors import AmbiguousSymbolError
     from ...retrieve.types import FileHit
+    from ..config import Limits
     from ..repos import RepoHit
     from .symbols import Definition, Neighbour
 
@@ -89,6 +90,20 @@ def line_of(chunk: Chunk, line: int) -> str:
 
 
 # --- search_code -------------------------------------------------------------------------
+#: Characters of a query repeated in a result (a pasted bug report is not echoed whole).
+QUERY_ECHO_CHARS = 120
+
+
+def quoted(query: str) -> str:
+    """The query as a result repeats it: its first line, cut at
+    :data:`QUERY_ECHO_CHARS`, saying how many characters were left out."""
+    stripped = query.strip()
+    first = next((line.strip() for line in stripped.splitlines() if line.strip()), "")
+    kept = first[:QUERY_ECHO_CHARS]
+    left = len(stripped) - len(kept)
+    return repr(kept + ("…" if len(first) > len(kept) else "")) + (
+        f" (+{left:,} more characters)" if left > 0 else ""
+    )
 
 
 def hits_output(query: str, hits: list[RepoHit], several: bool) -> ToolOutput:
@@ -99,10 +114,10 @@ def hits_output(query: str, hits: list[RepoHit], several: bool) -> ToolOutput:
 def _hits_text(query: str, hits: list[RepoHit], several: bool) -> str:
     if not hits:
         return (
-            f"No indexed code matches {query!r}. Try other words (names of functions, "
+            f"No indexed code matches {quoted(query)}. Try other words (names of functions, "
             "files or concepts), fewer filters, or list_repos / index_status."
         )
-    out = [f"{len(hits)} results for {query!r} (best first):"]
+    out = [f"{len(hits)} results for {quoted(query)} (best first):"]
     for rank, item in enumerate(hits, 1):
         c = item.hit.chunk
         where = f" [{item.repo}]" if several else ""
@@ -130,11 +145,11 @@ def files_output(query: str, files: list[FileHit], several: bool) -> ToolOutput:
     """``search_code`` with ``files``: ranked files, each with its best chunks."""
     if not files:
         text = (
-            f"No indexed files match {query!r}. Try other words, fewer filters, or "
+            f"No indexed files match {quoted(query)}. Try other words, fewer filters, or "
             "list_repos / index_status."
         )
     else:
-        lines = [f"{len(files)} files for {query!r} (best first):"]
+        lines = [f"{len(files)} files for {quoted(query)} (best first):"]
         for rank, entry in enumerate(files, 1):
             where = f" [{entry.repo}]" if several else ""
             lines.append(f"\n{rank}. {entry.path}{where} (score {entry.score:.3f})")
@@ -186,28 +201,31 @@ def _answer_text(where: str, answer: Answer) -> str:
 # --- read_code ---------------------------------------------------------------------------
 
 
-def lines_output(
-    repo: str, where: str, rel: str, lines: list[str], start: int, last: int, cap: int | None
-) -> ToolOutput:
-    """``read_code``'s result: ``lines[start-1:last]`` of the file ``rel`` numbered;
-    ``cap``: the line limit that cut the range, None when it was not cut."""
+def lines_output(repo: str, where: str, shown: FileLines, limits: Limits) -> ToolOutput:
+    """``read_code``'s result: the lines of ``shown``, numbered; a range cut at the
+    limits says so and where to read on."""
+    start, last = shown.start_line, shown.end_line
     note = ""
-    if cap is not None:
-        note = f"\n… cut at {cap} lines (the limit); read on with start_line={last + 1}"
-    shown = lines[start - 1 : last]
+    if shown.truncated:
+        note = (
+            f"\n… cut at the server's limit ({limits.max_code_lines:,} lines or "
+            f"{limits.max_code_chars:,} characters); read on with start_line={last + 1}"
+        )
     width = len(str(last))
-    body = "\n".join(f"{n:>{width}}  {line.rstrip(chr(13))}" for n, line in enumerate(shown, start))
-    cited = citation(rel, start, last)
-    header = f"{cited}{where} ({len(lines)} lines in the file)"
+    body = "\n".join(
+        f"{n:>{width}}  {line.rstrip(chr(13))}" for n, line in enumerate(shown.lines, start)
+    )
+    cited = citation(shown.path, start, last)
+    header = f"{cited}{where} ({shown.total_lines} lines in the file)"
     data = {
         "repo": repo,
-        "path": rel,
+        "path": shown.path,
         "start_line": start,
         "end_line": last,
         "citation": cited,
-        "total_lines": len(lines),
-        "truncated": bool(note),
-        "content": "\n".join(shown),
+        "total_lines": shown.total_lines,
+        "truncated": shown.truncated,
+        "content": "\n".join(shown.lines),
     }
     return ToolOutput(f"{header}\n{body}{note}", data)
 

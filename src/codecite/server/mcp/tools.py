@@ -8,11 +8,9 @@ import threading
 
 from ...answer.llm import LLMChoice, resolve_llm
 from ...api import Index
-from ...errors import AmbiguousSymbolError, UserError
+from ...errors import AmbiguousSymbolError, NotIndexedFileError, UserError
+from ...filetext import clean_path
 from ...filters import Filters
-from ...scrub import scrub
-from ...types import Skipped
-from ...walk import read_source
 from ..auth import Principal
 from ..config import Limits
 from ..repos import RepoPool
@@ -26,6 +24,15 @@ DEFAULT_K = 8
 NEIGHBOUR_LIMIT = 100
 
 
+class Refused(UserError):
+    """A repository the caller may not read (the same answer as for one that does not
+    exist: HTTP-like ``status`` 403), or a path that is not an indexed file (404)."""
+
+    def __init__(self, message: str, status: int = 403) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 def split_list(value: str | list[str] | None) -> list[str]:
     """``"python, go"`` or ``["python", "go"]`` as a list of words."""
     if value is None:
@@ -37,13 +44,7 @@ def split_list(value: str | list[str] | None) -> list[str]:
 def safe_relative_path(path: str) -> str | None:
     """``path`` as a clean repository-relative POSIX path, or None when it is not one
     (absolute, ``..``, backslashes, NUL, empty)."""
-    raw = path.strip()
-    if not raw or "\0" in raw or "\\" in raw or raw.startswith("/") or ":" in raw.split("/")[0]:
-        return None
-    parts = [p for p in raw.split("/") if p not in ("", ".")]
-    if not parts or any(p == ".." for p in parts):
-        return None
-    return "/".join(parts)
+    return clean_path(path)
 
 
 def is_indexed(index: Index, rel: str) -> bool:
@@ -76,7 +77,7 @@ class CodeTools:
         """``name`` when the principal may read it; the same error for a hidden
         repository as for one that does not exist."""
         if name not in self.readable(principal):
-            raise UserError(f"no such repository: {name}")
+            raise Refused(f"no such repository: {name}")
         return name
 
     def pick_repo(self, principal: Principal, name: str | None) -> str:
@@ -108,13 +109,13 @@ class CodeTools:
         kind: str | list[str] | None = None,
         files: bool = False,
     ) -> ToolOutput:
+        self.limits.check_question(query, "query")  # the API's limits, on every surface
+        self.limits.check_name(path or "", "path glob")
         wanted = [self.check_repo(principal, n) for n in split_list(repos)]
         # Unasked, a repository without an index yet is left out rather than failing all.
         names = wanted or [n for n in self.readable(principal) if self._indexed(n)]
         if not names:
             raise UserError("no indexed repositories are available to you")
-        if not query.strip():
-            raise UserError("the query is empty; say what to look for")
         if not 1 <= k <= self.limits.max_k:
             raise UserError(f"k must be between 1 and {self.limits.max_k}, got {k}")
         filters = Filters.parse(split_list(language), path, split_list(kind))
@@ -129,14 +130,8 @@ class CodeTools:
     def ask_codebase(
         self, principal: Principal, question: str, repo: str | None = None
     ) -> ToolOutput:
+        self.limits.check_question(question)
         name = self.pick_repo(principal, repo)
-        if not question.strip():
-            raise UserError("the question is empty")
-        if len(question) > self.limits.max_question_chars:
-            raise UserError(
-                f"the question is {len(question):,} characters; at most "
-                f"{self.limits.max_question_chars:,} are allowed"
-            )
         answer = self.pool.ask(name, question, self._choice(name))
         return results.answer_output(name, self._where(principal, name), question, answer)
 
@@ -161,51 +156,30 @@ class CodeTools:
         end_line: int | None = None,
         repo: str | None = None,
     ) -> ToolOutput:
+        """Lines of an indexed file, read as every surface reads file text
+        (:meth:`codecite.Index.read_lines`: redacted as the index was), cut at the
+        server's ``max_code_lines`` / ``max_code_chars`` with a note saying so."""
+        self.limits.check_name(path, "path")
         name = self.pick_repo(principal, repo)
-        rel, lines = self._file_lines(name, path)
-        total = len(lines)
-        if start_line < 1:
-            raise UserError(f"start_line must be 1 or more, got {start_line}")
-        if total == 0:
-            return ToolOutput(f"{rel} is empty", {"repo": name, "path": rel, "total_lines": 0})
-        if start_line > total:
-            raise UserError(f"{rel} has {total} lines; start_line {start_line} is past the end")
-        cap = self.limits.max_code_lines
-        last = total if end_line is None else min(end_line, total)
-        if last < start_line:
-            raise UserError(f"end_line ({end_line}) is before start_line ({start_line})")
-        cut = last - start_line + 1 > cap
-        if cut:
-            last = start_line + cap - 1
-        where = self._where(principal, name)
-        return results.lines_output(name, where, rel, lines, start_line, last, cap if cut else None)
-
-    def _file_lines(self, name: str, path: str) -> tuple[str, list[str]]:
-        """The clean relative path of the indexed file ``path`` of repository ``name``
-        and its lines, redacted as the index was."""
-        rel = safe_relative_path(path)
-        refused = (
-            f"refused: {path!r} is not an indexed file of {name}; give a repository-relative "
-            "path as in a citation (search_code finds files)"
-        )
-        if rel is None:
-            raise UserError(refused)
-        with self.pool.using(name) as index:
-            indexed = is_indexed(index, rel)
-            root, config = index.root, index.config
-        if not indexed:
-            raise UserError(refused)
-        target = (root / rel).resolve()
-        if not target.is_relative_to(root):
-            raise UserError(refused)
-        read = read_source(target, rel)
-        if isinstance(read, Skipped):
-            raise UserError(f"cannot read {rel}: {read.reason} ({read.detail})")
-        # The same redaction the index applied: nothing the index hid is shown here.
-        lines = scrub(read[0], config, path=rel).text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        return rel, lines
+        try:
+            with self.pool.using(name) as index:
+                shown = index.read_lines(
+                    path,
+                    start_line,
+                    end_line,
+                    max_lines=self.limits.max_code_lines,
+                    max_chars=self.limits.max_code_chars,
+                )
+        except NotIndexedFileError:
+            raise Refused(
+                f"refused: {path!r} is not an indexed file of {name}; give a "
+                "repository-relative path as in a citation (search_code finds files)",
+                404,
+            ) from None
+        if shown.total_lines == 0:
+            data = {"repo": name, "path": shown.path, "total_lines": 0}
+            return ToolOutput(f"{shown.path} is empty", data)
+        return results.lines_output(name, self._where(principal, name), shown, self.limits)
 
     # --- the code graph ---------------------------------------------------------
     def find_callers(
@@ -225,6 +199,7 @@ class CodeTools:
         self, principal: Principal, symbol: str, repo: str | None, relation: str
     ) -> ToolOutput:
         """The ``relation`` (callers, callees, tests) of the definition ``symbol`` names."""
+        self.limits.check_name(symbol, "symbol")
         name = self.pick_repo(principal, repo)
         where = self._where(principal, name)
         with self.pool.using(name) as index:
@@ -247,6 +222,7 @@ class CodeTools:
     ) -> ToolOutput:
         """The offline explanation (facts from the index, citations checked): the
         agent that asks writes its own prose from it."""
+        self.limits.check_name(symbol, "symbol")
         name = self.pick_repo(principal, repo)
         with self.pool.using(name) as index:
             try:

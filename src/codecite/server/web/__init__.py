@@ -2,7 +2,8 @@
 searches, ``/web/code`` shows a citation in its file. Server-rendered HTML (Jinja2), one
 small script and a stylesheet shipped in this package: no build step, no CDN.
 
-Security: the session cookie holds the token (HttpOnly, SameSite=Strict), every
+Security: the session cookie holds a server-side session id, never the token
+(HttpOnly, SameSite=Strict; revoked at sign-out), every
 state-changing request carries a CSRF token (:mod:`.session`), the Content-Security-Policy
 allows only this site's own script and styles (no inline code), and every read goes
 through the API's functions with the visitor's principal (:mod:`.pages`, :mod:`.ask`).

@@ -1,8 +1,8 @@
 """``/web/code``: a citation in its file. The lines around it with line numbers (the
 cited range highlighted by Pygments' classes), the symbol's callers, callees and tests
 from the code graph as links, the index's freshness and a permalink. The file is read
-through the API's own ``/code`` (:func:`..routes.code`), so only indexed files of
-readable repositories are ever shown."""
+by :meth:`codecite.Index.read_lines` (as ``/code`` and MCP ``read_code`` read it): only
+indexed files of readable repositories, secrets redacted as the index redacted them."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request, Response
 
-from ...errors import CodeciteError
+from ...api import FileLines
+from ...errors import CodeciteError, LineRangeError
 from .. import routes
 from ..app import ApiError, _error_response
 from .data import audit, freshness_cache
@@ -89,6 +90,15 @@ def _graph(request: Request, repo: str, path: str, symbol: str, back: str) -> li
     return out
 
 
+def _read(request: Request, repo: str, path: str, first: int, last: int | None) -> FileLines:
+    """Lines ``first``-``last`` of the file, read as every surface reads file text."""
+    limits = server_of(request).config.limits
+    with server_of(request).pool.using(repo) as index:
+        return index.read_lines(
+            path, first, last, max_lines=limits.max_code_lines, max_chars=limits.max_code_chars
+        )
+
+
 @router.get("/web/code")
 def code_page(
     request: Request,
@@ -112,18 +122,21 @@ def code_page(
     end = max(start, end or start)
     try:
         routes.readable_repos(request, [repo])
-        limit = server.config.limits.max_code_lines
+        limits = server.config.limits
         last = end + CONTEXT_AFTER
-        first = 1 if (whole or last <= limit) else max(1, start - CONTEXT_BEFORE)
-        data = routes.code(request, repo, path, first, last if not whole else None)
-        total = int(data["total_lines"])
-        if data["lines"] and data["lines"][-1] == "" and data["end_line"] == total:
-            total -= 1  # the newline at the end of the file is not a line
+        first = 1 if (whole or last <= limits.max_code_lines) else max(1, start - CONTEXT_BEFORE)
+        try:
+            shown = _read(request, repo, path, first, None if whole else last)
+            if shown.truncated and shown.end_line < end and first < start - CONTEXT_BEFORE:
+                first = max(1, start - CONTEXT_BEFORE)  # long lines: start near the citation
+                shown = _read(request, repo, path, first, None if whole else last)
+        except LineRangeError as exc:  # the file got shorter since it was cited
+            raise ApiError(404, "not_found", str(exc)) from None
+        total = shown.total_lines
         if start > total:
             raise ApiError(404, "not_found", f"{path} has {total} lines now; line {start} is gone")
         end = min(end, total)
-        shown = highlight_lines(data["lines"], path, str(data["language"]))
-        numbered = list(enumerate(shown, first))[: total - first + 1]
+        numbered = list(enumerate(highlight_lines(shown.lines, path, shown.language), first))
         if not whole:
             numbered = [(n, line) for n, line in numbered if n >= start - CONTEXT_BEFORE]
         symbol = symbol or _symbol_at(request, repo, path, start, end)
@@ -161,7 +174,8 @@ def code_page(
         first=numbered[0][0] if numbered else start,
         last=numbered[-1][0] if numbered else end,
         total=total,
-        language=data["language"],
+        language=shown.language,
+        truncated=shown.truncated,
         lines=numbered,
         symbol=symbol,
         graph=graph,

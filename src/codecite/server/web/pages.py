@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -21,7 +21,7 @@ from ...errors import CodeciteError
 from ...filters import LANGUAGES
 from ...types import CHUNK_KINDS
 from .. import routes
-from ..app import ApiError, _error_response
+from ..app import ApiError, _error_response, client_address
 from ..auth import Principal
 from .data import Freshness, audit, freshness_cache, recent_questions
 from .render import code_url, highlight_css, highlight_lines, share_url
@@ -89,7 +89,10 @@ def _not_signed_in(request: Request, v: Visitor) -> HTMLResponse:
     """The sign-in form, which comes back here afterwards. A link followed from another
     site arrives without the SameSite=Strict cookie: a same-site reload brings it."""
     if v.how == "missing" and request.headers.get("sec-fetch-site") == "cross-site":
-        return HTMLResponse(TEMPLATES.get_template("bounce.html").render())
+        # The reload comes from this site, so it must not ask by itself: ?q= becomes
+        # ?draft= (the box is filled, the visitor presses Ask).
+        target = request.url.path + _as_draft(request.url.query)
+        return HTMLResponse(TEMPLATES.get_template("bounce.html").render(target=target))
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     error = ""
     if v.how in ("expired", "revoked"):
@@ -97,6 +100,31 @@ def _not_signed_in(request: Request, v: Visitor) -> HTMLResponse:
     return page(
         request, "signin.html", 401 if v.how != "missing" else 200, next=target, error=error
     )
+
+
+#: The query parameter that says a ``draft`` came from a link on another site.
+FROM_LINK = ("via", "link")
+
+
+def _as_draft(query: str) -> str:
+    """A page's query string with ``q`` renamed ``draft`` (shown, not asked), marked
+    as coming from a link (:data:`FROM_LINK`: the page says to check it first)."""
+    pairs = [("draft" if k == "q" else k, v) for k, v in parse_qsl(query, keep_blank_values=True)]
+    if any(k == "draft" for k, _ in pairs):
+        pairs.append(FROM_LINK)
+    return f"?{urlencode(pairs)}" if pairs else ""
+
+
+def same_site_navigation(request: Request) -> bool:
+    """Whether this page load came from this site (its own links, a reload) or from the
+    visitor (a typed address, a bookmark): what browsers say in ``Sec-Fetch-Site``, or
+    without it a Referer of this site. Only then may a ``?q=`` ask by itself: a link on
+    another site must not make a signed-in browser ask."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site in ("same-origin", "none")
+    referer = urlsplit(request.headers.get("referer", ""))
+    return bool(referer.netloc) and referer.netloc == request.headers.get("host", "")
 
 
 def _wanted_repos(request: Request) -> list[str]:
@@ -143,22 +171,36 @@ def home(request: Request) -> Response:
         return instead or Response(status_code=500)
     server = server_of(request)
     params = request.query_params
-    q = params.get("q", "")[: server.config.limits.max_question_chars]
-    # ?draft= (from Search) fills the box without asking: only ?q= asks by itself
-    draft = params.get("draft", "")[: server.config.limits.max_question_chars]
+    limit = server.config.limits.max_question_chars
+    # ?draft= (from Search, or a link from another site) fills the box without asking
+    # a form sends the box's line breaks as CRLF: count them as the box does, one each
+    q, draft = (params.get(key, "").replace("\r\n", "\n") for key in ("q", "draft"))
+    text = q or draft
     choices, selected, denied = _repo_choices(request, principal)
+    wanted = bool(q.strip() and selected and not denied)
+    autoask = wanted and len(q) <= limit and same_site_navigation(request)
+    notice = ""
+    if len(text) > limit:  # shown whole, never cut: the visitor decides what to drop
+        notice = (
+            f"This question is {len(text):,} characters; the server takes at most "
+            f"{limit:,}. Shorten it (keep the error message and the last lines of the "
+            "traceback), then press Ask."
+        )
+    elif (wanted and not autoask) or (draft.strip() and params.get(FROM_LINK[0]) == FROM_LINK[1]):
+        notice = "This question came from a link on another site: read it, then press Ask."
     return page(
         request,
         "ask.html",
         mode="ask",
-        q=q or draft,
+        q=text,
         repos=choices,
         denied=denied,
-        autoask=bool(q.strip() and selected and not denied),
+        autoask=autoask,
+        notice=notice,
         recent=recent_questions(server, principal),
-        to_ask=_carry(q or draft, selected, "draft"),
-        to_search=_carry(q or draft, selected),
-        max_chars=server.config.limits.max_question_chars,
+        to_ask=_carry(text, selected, "draft"),
+        to_search=_carry(text, selected),
+        max_chars=limit,
     )
 
 
@@ -198,7 +240,7 @@ def search_page(request: Request) -> Response:
         return instead or Response(status_code=500)
     server = server_of(request)
     params = request.query_params
-    q = params.get("q", "")[: server.config.limits.max_question_chars]
+    q = params.get("q", "")  # never cut: a question over the limit gets the API's message
     lang, kind, path = params.get("lang", ""), params.get("kind", ""), params.get("path", "")[:500]
     choices, selected, denied = _repo_choices(request, principal)
     hits: list[HitView] = []
@@ -287,10 +329,17 @@ async def signin(request: Request) -> Response:
     if server.config.auth == "none":
         return RedirectResponse(target, 303)
     token = form.get("token", "").strip()
+    client = client_address(request)
+    if server.failures.blocked(client):  # guessing tokens: no check, no row each
+        server.metrics.denied.labels("throttled").inc()
+        message = "Too many failed sign-ins from this address; wait a minute."
+        return page(request, "signin.html", 429, next=target, error=message)
     principal, reason = await run_in_threadpool(server.state.check_token, token)
     if principal is None:
         server.metrics.denied.labels(reason).inc()
         request.state.note.detail = f"web sign-in refused ({reason})"
+        if server.failures.failed(client):
+            request.state.note.detail += "; further attempts from this address wait a minute"
         audit(request, 401, started)
         request.state.visitor_how = "missing"
         message = {
@@ -301,13 +350,14 @@ async def signin(request: Request) -> Response:
     request.state.principal = principal
     audit(request, 200, started, "web sign-in")
     response = RedirectResponse(target, 303)
-    sign_in(request, response, token)
+    await run_in_threadpool(sign_in, request, response, token)
     return response
 
 
 @router.post("/web/signout")
 async def signout(request: Request) -> Response:
-    """Forget the token (both cookies)."""
+    """End the session (in the state database: its id never works again) and drop
+    both cookies."""
     started = time.perf_counter()
     form = await _form(request)
     refused = _csrf_refused(request, form)
@@ -317,5 +367,5 @@ async def signout(request: Request) -> Response:
     request.state.principal = v.principal
     audit(request, 200, started, "web sign-out")
     response = RedirectResponse("/", 303)
-    sign_out(request, response)
+    await run_in_threadpool(sign_out, request, response)
     return response

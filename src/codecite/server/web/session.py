@@ -1,9 +1,11 @@
 """Who is using the web page, and CSRF protection for what they change.
 
-The session cookie holds the user's token (HttpOnly, SameSite=Strict, Secure over
-HTTPS): every request checks it with :meth:`StateStore.check_token`, so a revoked or
-expired token signs the page out at once, and several server processes need no shared
-session store. In ``auth = "none"`` mode the visitor is the local user; behind a trusted
+The session cookie holds a random session id (HttpOnly, SameSite=Strict, Secure over
+HTTPS), never the token: the state database keeps its hash and the token it was made
+from (:meth:`BaseStateStore.create_session`). Every request checks it there, so a
+sign-out ends it for good (a copied cookie stops working), a revoked or expired token
+signs its sessions out at once, and every server process sharing the state database
+sees the same sessions. In ``auth = "none"`` mode the visitor is the local user; behind a trusted
 proxy, the proxy's user header names them (as for the API).
 
 CSRF: a random ``codecite_csrf`` cookie, and a token the page embeds that is the HMAC of
@@ -30,7 +32,7 @@ SESSION_COOKIE = "codecite_session"
 CSRF_COOKIE = "codecite_csrf"
 CSRF_HEADER = "x-csrf-token"
 CSRF_FIELD = "csrf"
-#: How long a browser keeps the session cookie (the token's own expiry still applies).
+#: How long a session lasts at most (the token's own expiry still applies).
 SESSION_MAX_AGE_S = 7 * 24 * 3600
 
 
@@ -59,9 +61,9 @@ def visitor(request: Request) -> Visitor:
     config = server.config
     if config.auth == "none":
         return Visitor(LOCAL_USER, "none")
-    token = request.cookies.get(SESSION_COOKIE, "")
-    if token:
-        principal, reason = server.state.check_token(token)
+    session = request.cookies.get(SESSION_COOKIE, "")
+    if session:
+        principal, reason = server.state.check_session(session)
         if principal is None:
             server.metrics.denied.labels(reason).inc()
         return Visitor(principal, "cookie" if principal else reason)
@@ -134,11 +136,13 @@ def check_csrf(request: Request, sent: str) -> None:
 
 
 def sign_in(request: Request, response: Response, token: str) -> None:
-    """Keep ``token`` (already checked) in the session cookie; a fresh CSRF cookie."""
+    """A new server-side session for ``token`` (already checked), its id in the session
+    cookie; a fresh CSRF cookie."""
     secure = is_https(request)
+    session = server_of(request).state.create_session(token, SESSION_MAX_AGE_S)
     response.set_cookie(
         SESSION_COOKIE,
-        token,
+        session,
         max_age=SESSION_MAX_AGE_S,
         httponly=True,
         samesite="strict",
@@ -156,6 +160,11 @@ def sign_in(request: Request, response: Response, token: str) -> None:
 
 
 def sign_out(request: Request, response: Response) -> None:
+    """End the session in the state database (its id never works again) and drop the
+    cookies."""
+    session = request.cookies.get(SESSION_COOKIE, "")
+    if session:
+        server_of(request).state.revoke_session(session)
     for name in (SESSION_COOKIE, CSRF_COOKIE):
         response.delete_cookie(name, path="/", httponly=True, samesite="strict")
 

@@ -27,6 +27,14 @@
       function (box) { return box.value; }
     );
     if (!question) return;
+    var limit = Number(form.querySelector("[name=q]").dataset.max || 0);
+    if (limit && question.length > limit) {  // never cut: say so, the visitor shortens it
+      status.className = "status error";
+      status.textContent = "This question is " + question.length.toLocaleString("en") +
+        " characters; the server takes at most " + limit.toLocaleString("en") +
+        ". Shorten it (keep the error message and the last lines of the traceback).";
+      return;
+    }
     stop();
     var controller = new AbortController();
     running = controller;
@@ -117,8 +125,20 @@
     });
   }
 
+  function countCharacters(box) {
+    var count = document.getElementById("q-count");
+    var limit = Number(box.dataset.max || 0);
+    if (!count || !limit) return;
+    var n = box.value.length;
+    var over = n > limit;
+    count.className = over ? "hint warn" : "hint";
+    count.textContent = n > 0.8 * limit ? n.toLocaleString("en") + " / " +
+      limit.toLocaleString("en") + " characters" + (over ? ": too long, shorten it" : "") : "";
+  }
+
   function setUpQuestionBox(form, multiline) {
     var box = form.querySelector("[name=q]");
+    box.addEventListener("input", function () { countCharacters(box); });
     box.addEventListener("keydown", function (event) {
       if (event.key === "Enter" && multiline && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
