@@ -101,6 +101,7 @@ def _write_config(root: Path, port: int, hook: Hook, chat: ChatServer) -> Path:
     config = root / "codecite-server.toml"
     config.write_text(
         'listen = "127.0.0.1:0"\nauth = "token"\nstate = "state.db"\nshutdown_seconds = 3\n'
+        'trusted_proxies = ["127.0.0.77"]\n'
         f'[codecite]\nllm = "openai:test-model"\nllm_base_url = "{chat.base_url}"\n'
         "llm_max_retries = 0\n"
         "[limits]\nfailed_auth_per_minute = 10\n"
@@ -597,6 +598,33 @@ def test_failed_authentication_is_throttled_per_client_address(served: Served) -
     assert len(rows) == 10 and "further attempts" in rows[0].detail
     with served.client("alice") as http:  # another address is not affected
         assert http.get("/api/v1/repos").status_code == 200
+
+
+def test_behind_a_trusted_proxy_the_forwarded_client_is_throttled_not_the_proxy(
+    served: Served,
+) -> None:
+    bad = {"Authorization": "Bearer cc_0123456789ab_" + "y" * 43}
+    with served.client(source="127.0.0.77") as proxy:
+        for _ in range(10):
+            assert (
+                proxy.get(
+                    "/api/v1/repos", headers={**bad, "X-Forwarded-For": "10.9.8.7"}
+                ).status_code
+                == 401
+            )
+        blocked = proxy.get("/api/v1/repos", headers={**bad, "X-Forwarded-For": "10.9.8.7"})
+        other = proxy.get(
+            "/api/v1/repos",
+            headers={"Authorization": f"Bearer {served.tokens['alice']}",
+                     "X-Forwarded-For": "203.0.113.5, 10.9.8.8"},
+        )  # fmt: skip
+    with served.client("alice") as direct:  # not a trusted proxy: its header is ignored
+        spoofed = direct.get("/api/v1/repos", headers={"X-Forwarded-For": "10.9.8.7"})
+    assert blocked.status_code == 429 and other.status_code == 200
+    assert spoofed.status_code == 200
+    rows = served.audit()[:3]  # newest first; the 429 wrote none
+    assert [r.client for r in rows] == ["127.0.0.1", "10.9.8.8", "10.9.8.7"]
+    assert [r.status for r in rows] == [200, 200, 401]
 
 
 # --- 10. nothing cut silently ---------------------------------------------------------------------

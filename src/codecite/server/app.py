@@ -114,8 +114,22 @@ def is_public(path: str) -> bool:
     )
 
 
-def client_address(request: Request) -> str:
+def peer_address(request: Request) -> str:
+    """The address the connection comes from (a proxy's, behind one)."""
     return request.client.host if request.client else ""
+
+
+def client_address(request: Request) -> str:
+    """Who is asking, for the audit log and the failed-authentication throttle: the peer,
+    or behind a trusted proxy the nearest address in ``X-Forwarded-For`` that is not one
+    of the trusted proxies (a client cannot push its way past them by sending one)."""
+    peer = peer_address(request)
+    server: ServerState | None = getattr(request.app.state, "codecite", None)
+    proxies = server.config.trusted_proxies if server is not None else ()
+    if peer not in proxies:
+        return peer
+    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",")]
+    return next((h for h in reversed(hops) if h and h not in proxies), peer)
 
 
 def authenticate(request: Request, server: ServerState) -> Principal:
@@ -125,8 +139,7 @@ def authenticate(request: Request, server: ServerState) -> Principal:
     config = server.config
     if config.auth == "none":
         return LOCAL_USER
-    client = client_address(request)
-    if config.user_header and client in config.trusted_proxies:
+    if config.user_header and peer_address(request) in config.trusted_proxies:
         user = request.headers.get(config.user_header, "").strip()
         if user:
             principal = server.state.principal_for_user(user)

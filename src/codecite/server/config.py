@@ -23,7 +23,8 @@
     max_code_lines = 2000          # one read of a file (code views, MCP read_code)
     max_code_chars = 50000
     requests_per_minute = 600      # per user; 0: no limit
-    failed_auth_per_minute = 20    # per client address, then 429; 0: no limit
+    failed_auth_per_minute = 20    # per client address (behind trusted_proxies: the
+                                   # X-Forwarded-For client), then 429; 0: no limit
     [codecite]                     # any codecite.toml setting, for every repository
     llm = "extractive"
     [repos.shop]

@@ -274,6 +274,7 @@ class BaseStateStore(ABC):
             raise UserError(f"the token is {reason}; ask an administrator for a new one")
         session = SESSION_PREFIX + secrets.token_urlsafe(SECRET_BYTES)
         now = time.time()
+        self._execute(f"DELETE FROM {self.SESSIONS} WHERE expires_at < ?", (now,))  # ended ones
         self._execute(
             f'INSERT INTO {self.SESSIONS}(id_hash, token_id, "user", created_at, expires_at) '
             "VALUES (?, ?, ?, ?, ?)",
