@@ -658,7 +658,7 @@ def test_sigterm_stops_the_server_within_the_bound(served: Served, tmp_path: Pat
     config.write_text(served.config.read_text().replace('"state.db"', f'"{served.state}"'))
     port = free_port()
     process = start_server(config, port, tmp_path / "slow.log")
-    served.chat.script = [Reply(text="slow answer", delay=60)]
+    served.chat.script = [Reply(text="slow answer", delay=60), Reply(text="slow", delay=60)]
     asked = len(served.chat.requests)
 
     def ask_slowly() -> None:
@@ -673,8 +673,11 @@ def test_sigterm_stops_the_server_within_the_bound(served: Served, tmp_path: Pat
 
     streaming = threading.Thread(target=ask_slowly, daemon=True)
     streaming.start()
+    body, headers = _slack_command(served, "secrets: what is the database password?")
+    slack = httpx.post(f"http://127.0.0.1:{port}/slack/commands", content=body, headers=headers)
+    assert slack.status_code == 200  # acknowledged; its answer is being prepared, slowly
     deadline = time.time() + 60
-    while len(served.chat.requests) == asked:  # the answer is being generated, slowly
+    while len(served.chat.requests) < asked + 2:  # both answers are being generated
         assert time.time() < deadline, "the model was never asked"
         time.sleep(0.1)
     started = time.perf_counter()
