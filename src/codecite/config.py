@@ -215,14 +215,37 @@ class Config:
     answer_max_tokens: int = 800
     #: Tokens of retrieved code given to the answer (leaves room for the answer).
     answer_context_tokens: int = 3000
-    #: Symbols described by an extractive answer.
-    answer_max_symbols: int = 5
-    #: Abstain ("not enough information") when the best vector similarity is below
-    #: this AND the share of question terms found in the top hits is below the next
-    #: setting. Calibrated on the shop fixture (bench/calibrate_abstain.py): answerable
-    #: questions had similarity 0.356-0.757, unanswerable ones 0.120-0.327.
-    abstain_min_similarity: float = 0.34
-    abstain_min_coverage: float = 0.65
+    #: Chunks read for the answer to a short question: its evidence lines are chosen
+    #: among them; a model is given the evidence's chunks first, packed to the budget.
+    answer_chunks: int = 30
+    #: Supporting blocks of an extractive answer (after its lead sentence).
+    answer_max_blocks: int = 5
+    #: Files read for the answer to a long question (a bug report): the same file
+    #: ranking as ``search --files``, their best chunks in that order.
+    answer_files: int = 5
+    # Abstention ("not enough information in the indexed code", answer/abstain.py),
+    # never for a question with literal evidence (a reported message found in the
+    # code, a traceback frame, an indexed path, a symbol it names). A question naming
+    # something no indexed code holds (Celery, keychain) is declined. The thresholds
+    # below were chosen on the answer benchmark (bench/answer_bench.py, 190
+    # answerable and 68 out-of-scope questions on 6 projects, BENCHMARKS.md "Answers"):
+    # the most out-of-scope questions declined with at most 5% of the answerable ones.
+    #: A question naming an acronym no code holds (VIP, SMS) is declined when the top
+    #: chunks hold less than this share of the rest of its subject weight.
+    abstain_acronym_context: float = 0.6
+    #: Decline when terms no indexed code holds carry this share of the question's
+    #: subject weight (IDF-weighted; measured 0.55-0.75 equally good, 0.35 declined 30%
+    #: of the answerable questions).
+    abstain_max_absent: float = 0.75
+    #: ... or when the top chunks hold less than this share of the subject weight AND
+    #: the best vector similarity is below ``abstain_min_similarity`` (0.2-0.35 and
+    #: 0.3-0.35 within one question of each other).
+    abstain_min_coverage: float = 0.3
+    abstain_min_similarity: float = 0.35
+    #: Confidence levels: the lead line and its symbol hold at least this share of
+    #: the question's subject weight (high: and it is not a test, example or doc).
+    confidence_high: float = 0.75
+    confidence_medium: float = 0.5
     # --- freshness ------------------------------------------------------------
     #: Before each search/ask, find indexed files changed on disk (size + mtime, then
     #: content hash) and re-index up to ``refresh_max_files`` of them inline (keyword

@@ -21,14 +21,21 @@ from ..filetext import display_text
 from ..retrieve import Searcher
 from ..retrieve.intent import QueryInfo, analyse
 from ..retrieve.keyword import STOPWORDS
+from ..retrieve.pack import pack
+from ..retrieve.question import read_question
 from ..retrieve.search import append_query_log
 from ..retrieve.types import Filters, Hit, mark_stale
 from ..tokens import tokenize
 from ..types import LINE_EXACT_KINDS
+from .abstain import declines, level, signals
 from .citations import Block, Citation, check_citations, citation_flags
-from .extractive import ExtractiveAnswerer
+from .context import ContextBuilder
+from .evidence import Evidence, EvidenceFinder
+from .extractive import AnswerBlock, ExtractiveAnswerer
 from .llm import EXTRACTIVE, LLM
 from .prompt import INSUFFICIENT, build_messages
+from .shape import Shape, question_shape
+from .terms import TermWeights
 
 log = logging.getLogger(__name__)
 
@@ -45,25 +52,41 @@ class Answer:
     insufficient: bool
     llm: str
     intent: str = "locate"
-    confidence: dict[str, float] = field(default_factory=dict)
+    #: How sure the answer is: "high", "medium", "low", or "none" (declined); see
+    #: :mod:`codecite.answer.abstain`.
+    confidence: str = "low"
+    #: The numbers behind ``confidence`` and abstention.
+    signals: dict[str, float | bool] = field(default_factory=dict)
     #: Problems found by the citation check ("2 citations not in the context", ...).
     flags: list[str] = field(default_factory=list)
     #: Why this LLM was used (for ``--llm auto``).
     llm_reason: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)
+    #: The question's shape (yesno, quantity, where, how, what-happens, impact, tests,
+    #: error, who) and, for extractive answers, its lead sentence and evidence blocks.
+    shape: str = ""
+    lead: str = ""
+    blocks: list[AnswerBlock] = field(default_factory=list)
+    #: The evidence lines selected for the question (what an LLM's prompt leads with).
+    evidence: list[Evidence] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        """``ask --json`` (DESIGN.md section 8), plus intent, confidence and flags."""
+        """``ask --json`` (DESIGN.md section 8), plus the answer's shape, lead, blocks,
+        confidence and its signals, and flags."""
         return {
             "question": self.question,
             "answer": self.answer,
+            "lead": self.lead,
+            "blocks": [b.to_json() for b in self.blocks],
             "citations": [c.to_json() for c in self.citations],
             "sources": [h.to_json() for h in self.sources],
             "insufficient": self.insufficient,
+            "confidence": self.confidence,
+            "signals": self.signals,
+            "shape": self.shape,
             "llm": self.llm,
             "llm_reason": self.llm_reason,
             "intent": self.intent,
-            "confidence": self.confidence,
             "flags": self.flags,
             "timings_ms": self.timings_ms,
         }
@@ -79,9 +102,10 @@ class Draft:
     messages: list[dict[str, str]] | None = None
 
 
-def confidence(info: QueryInfo, hits: Sequence[Hit]) -> dict[str, float]:
-    """Retrieval confidence signals: the best cosine similarity of a hit, and the
-    share of the question's terms that occur in the top hits."""
+def retrieval_signals(info: QueryInfo, hits: Sequence[Hit]) -> dict[str, float]:
+    """Retrieval signals of a search: the best cosine similarity of a hit, and the
+    share of the question's terms that occur in the top hits (comparable across
+    repositories searched with one model, see ``server/repos.py``)."""
     terms = {t for t in tokenize(info.text) if t not in STOPWORDS and len(t) > 2}
     seen: set[str] = set()
     for hit in hits[:COVERAGE_HITS]:
@@ -90,10 +114,6 @@ def confidence(info: QueryInfo, hits: Sequence[Hit]) -> dict[str, float]:
     similarity = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     coverage = len(terms & seen) / len(terms) if terms else 0.0
     return {"similarity": round(similarity, 4), "coverage": round(coverage, 4)}
-
-
-def is_insufficient(signals: dict[str, float], min_similarity: float, min_coverage: float) -> bool:
-    return signals["similarity"] < min_similarity and signals["coverage"] < min_coverage
 
 
 class Answerer:
@@ -106,7 +126,7 @@ class Answerer:
         repository on disk, to check that cited lines still say what was indexed."""
         self.searcher, self.config, self.log_dir = searcher, searcher.config, log_dir
         self.root = root
-        self.extractive = ExtractiveAnswerer(searcher.store, self.config.answer_max_symbols)
+        self.context = ContextBuilder(searcher, self.config)
 
     def ask(
         self,
@@ -115,16 +135,13 @@ class Answerer:
         llm: LLM | None = None,
         llm_reason: str = "",
         filters: Filters | None = None,
-        k: int = 12,
         on_token: Callable[[str], None] | None = None,
         stale: Sequence[str] = (),
     ) -> Answer:
         """Answer ``question`` with ``llm`` (None: the extractive answer, no model);
         ``llm_reason`` says why that one was chosen (``--llm auto``); sources from the
         files in ``stale`` (changed on disk, not re-indexed) are marked stale."""
-        draft = self.prepare(
-            question, llm=llm, llm_reason=llm_reason, filters=filters, k=k, stale=stale
-        )
+        draft = self.prepare(question, llm=llm, llm_reason=llm_reason, filters=filters, stale=stale)
         text = (
             None if draft.messages is None or llm is None else (self.generate(draft, llm, on_token))
         )
@@ -139,42 +156,58 @@ class Answerer:
         llm: LLM | None = None,
         llm_reason: str = "",
         filters: Filters | None = None,
-        k: int = 12,
         stale: Sequence[str] = (),
     ) -> Draft:
-        """Retrieve, check confidence, and answer at once when no model is needed
+        """Retrieve (as ``search`` reads the question), select the evidence lines,
+        decide whether to answer, and answer at once when no model is needed
         (abstention, extractive); else leave the prompt in ``Draft.messages``."""
         started = time.perf_counter()
-        result = self.searcher.search(
-            question, k=k, filters=filters, budget=self.config.answer_context_tokens
-        )
+        read = read_question(question)
+        shape = question_shape(question, read)
+        context = self.context.build(question, read, shape, filters)
+        result, tested = context.result, context.tested
         info = result.info or analyse(question)
-        hits = mark_stale(result.hits, list(stale))
-        signals = confidence(info, hits)
+        hits = mark_stale(context.hits, list(stale))
+        lines = _LineCache(self._disk_lines if self.root is not None else None)
+        stats = self.searcher.term_stats
+        weights = TermWeights(shape.subject, stats.df, stats.documents, self.context.in_code)
+        finder = EvidenceFinder(shape, read, weights, self.config, lines, tested)
+        evidence = finder.with_handler(finder.find(hits), hits)
+        sig = signals(read, info, weights, hits, evidence)
+        declined = not hits or declines(sig, self.config)
         answer = Answer(
             question,
             "",
             [],
             hits,
-            False,
+            declined,
             llm.name if llm else EXTRACTIVE,
             info.intent,
-            signals,
+            level(sig, declined, evidence[0] if evidence else None, self.config),
+            sig.to_json(),
             llm_reason=llm_reason,
             timings_ms=dict(result.timings_ms),
+            shape=shape.kind,
+            evidence=evidence,
         )
+        answer.timings_ms["evidence"] = round((time.perf_counter() - started) * 1000, 3)
         draft = Draft(answer, started)
-        if not hits or is_insufficient(
-            signals, self.config.abstain_min_similarity, self.config.abstain_min_coverage
-        ):
-            answer.insufficient = True
-            answer.answer = self._abstain(hits)
+        if declined:
+            answer.answer = self._abstain(hits, weights, shape)
         elif llm is None:
-            extract = self.extractive.answer(info, hits)
-            answer.answer = extract.text
-            self._check(answer, [*_blocks(hits), *extract.blocks])
-        else:
-            draft.messages = build_messages(question, hits, info.intent)
+            extract = ExtractiveAnswerer(
+                self.searcher.store, lines, self.config.answer_max_blocks
+            ).answer(shape, hits, evidence)
+            answer.answer, answer.lead = extract.text, extract.lead
+            answer.blocks = extract.blocks
+            self._check(answer, [*_blocks(hits), *extract.context])
+        else:  # the model sees the evidence's chunks first, then the best of the rest
+            answer.sources = pack(
+                _evidence_first(hits, evidence),
+                self.config.answer_context_tokens,
+                self.config.chars_per_token,
+            )
+            draft.messages = build_messages(question, answer.sources, info.intent, evidence, shape)
         return draft
 
     def generate(
@@ -198,8 +231,15 @@ class Answerer:
         self._log(answer)
         return answer
 
-    def _abstain(self, hits: Sequence[Hit]) -> str:
-        text = f"Not enough information in the indexed code to answer this ({INSUFFICIENT})."
+    def _abstain(self, hits: Sequence[Hit], weights: TermWeights, shape: Shape) -> str:
+        """Declining: what was searched for, what the index lacks, the closest code."""
+        text = "Not enough information in the indexed code to answer this."
+        missing = [t for t, n in weights.df.items() if n == 0]
+        searched = [t for t in weights.df if t not in missing]
+        if missing:
+            text += f" No indexed code mentions {_listed(missing)}."
+        if searched:
+            text += f" Searched for {_listed(searched)}."
         if hits:
             text += " The closest code found, which does not appear to answer it:\n"
             text += "\n".join(
@@ -211,6 +251,11 @@ class Answerer:
     def _check(self, answer: Answer, blocks: Sequence[Block]) -> None:
         answer.citations = self._on_disk(check_citations(answer.answer, blocks), answer.flags)
         answer.flags.extend(citation_flags(answer.citations))
+        verified = {(c.path, c.start_line, c.end_line) for c in answer.citations if c.verified}
+        answer.blocks = [
+            replace(b, verified=(b.path, b.start_line, b.end_line) in verified)
+            for b in answer.blocks
+        ]
         if any(h.stale for h in answer.sources):
             answer.flags.append(
                 "some sources come from files changed since indexing (marked stale); "
@@ -282,3 +327,34 @@ class Answerer:
 
 def _blocks(hits: Sequence[Hit]) -> list[Block]:
     return [Block(h.chunk.path, h.chunk.start_line, h.chunk.end_line) for h in hits]
+
+
+def _evidence_first(hits: Sequence[Hit], evidence: Sequence[Evidence]) -> list[Hit]:
+    """``hits`` with those holding evidence first (in the evidence's order)."""
+    order = {id(h): i for i, h in enumerate(hits)}
+    holding: list[Hit] = []
+    for ev in evidence:
+        hit = next((h for h in hits if h.chunk.id == ev.chunk.id), None)
+        if hit is not None and hit not in holding:
+            holding.append(hit)
+    return [*holding, *sorted((h for h in hits if h not in holding), key=lambda h: order[id(h)])]
+
+
+def _listed(terms: Sequence[str], limit: int = 6) -> str:
+    shown = [f"“{t}”" for t in terms[:limit]]
+    return ", ".join(shown) + (", …" if len(terms) > limit else "")
+
+
+class _LineCache:
+    """A file's lines as indexed (scrubbed), read once per answer."""
+
+    def __init__(self, read: Callable[[str], list[str] | None] | None) -> None:
+        self.read = read
+        self.files: dict[str, list[str] | None] = {}
+
+    def __call__(self, path: str) -> list[str] | None:
+        if self.read is None:
+            return None
+        if path not in self.files:
+            self.files[path] = self.read(path)
+        return self.files[path]

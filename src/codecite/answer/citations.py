@@ -52,11 +52,22 @@ class Block:
     end_line: int
 
 
+#: A fenced code block (```` ``` ```` or ``~~~``, possibly indented in a list item):
+#: what it quotes is code, never a claim, so nothing in it is read as a citation.
+_FENCED = re.compile(r"^([ \t]*)(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\2[`~]*[ \t]*$", re.M | re.S)
+
+
+def without_code(text: str) -> str:
+    """``text`` with its fenced code blocks blanked (their lines kept, emptied)."""
+    return _FENCED.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+
+
 def parse_citations(text: str) -> list[tuple[str, int, int, str]]:
-    """(path, start, end, as written) for each citation, in order, repeats removed."""
+    """(path, start, end, as written) for each citation outside fenced code, in order,
+    repeats removed."""
     seen: set[tuple[str, int, int]] = set()
     out = []
-    for m in _CITATION.finditer(text):
+    for m in _CITATION.finditer(without_code(text)):
         start = int(m.group("start"))
         end = int(m.group("end") or start)
         path = m.group("path").removeprefix("./")

@@ -1,83 +1,98 @@
-"""The offline answer: built from the retrieved code without a generative model,
-so it is grounded by construction. For each top symbol: one line saying what it
-is (its docstring, else its signature), the lines most relevant to the question
-quoted with their line numbers, and the graph facts that fit the question
-(callers and tests for impact questions, callees for "how", tests for QA).
-Every statement carries a ``path:start-end`` citation to indexed code.
+"""The offline answer, built from the retrieved code without a generative model, so it
+is grounded by construction (DESIGN.md §7): evidence first.
+
+1. a lead sentence of the question's shape (:mod:`.lead`) citing the line(s) that
+   answer;
+2. at most :data:`MAX_BLOCKS` supporting blocks — a few lines of code each, one
+   citation per block, grouped by file, tests and examples last unless the question is
+   about tests;
+3. for impact and test questions, the code graph's facts (callers with their call
+   sites, the tests that exercise the code), each cited.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from ..graph.testmap import is_test_path
 from ..retrieve.expand import GraphStore
-from ..retrieve.intent import QueryInfo
-from ..retrieve.keyword import STOPWORDS
 from ..retrieve.types import Hit
-from ..tokens import tokenize
-from ..types import LINE_EXACT_KINDS, Chunk
+from ..types import Chunk
 from .citations import Block, cite
+from .evidence import Evidence, LineSource, chunk_lines, secondary_path, widen
+from .lead import first_sentence, lead_sentence
+from .shape import Shape
 
-#: Graph facts listed per symbol and per kind of edge.
+#: Supporting blocks after the lead.
+MAX_BLOCKS = 5
+#: A function or method up to this many lines is cited whole by the blocks shown of it.
+CITE_WHOLE = 60
+#: Callers or tests named in a graph sentence.
 MAX_FACTS = 4
-_SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.S)
-_COMMENT_ONLY = re.compile(r"^\s*(#|//|/\*|\*|--|;)")
+DEFINITION_KINDS = frozenset({"function", "method", "class"})
+
+
+@dataclass(frozen=True)
+class AnswerBlock:
+    """One supporting block of an answer: the definition it cites (``start_line`` to
+    ``end_line``: a function or method whole when it is short, else the lines shown)
+    and the lines of it shown, from ``shown_start``, the evidence among them from
+    ``focus_start`` to ``focus_end``."""
+
+    path: str
+    start_line: int
+    end_line: int
+    qualname: str
+    language: str
+    lines: tuple[str, ...]
+    #: Why it is here: "raise", "message", "caller", "test", ... (the evidence's role).
+    role: str
+    #: The chunk's kind (function, method, class, ...).
+    kind: str = ""
+    #: Whether the citation was verified (set after the citation check).
+    verified: bool = True
+    #: The line number of ``lines[0]`` (0: ``start_line``).
+    shown_start: int = 0
+    #: The evidence lines (highlighted), 0 when none stands out.
+    focus_start: int = 0
+    focus_end: int = 0
+
+    @property
+    def citation(self) -> str:
+        return cite(self.path, self.start_line, self.end_line)
+
+    @property
+    def first_shown(self) -> int:
+        return self.shown_start or self.start_line
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "citation": self.citation,
+            "qualname": self.qualname,
+            "kind": self.kind,
+            "language": self.language,
+            "role": self.role,
+            "lines": list(self.lines),
+            "shown_start_line": self.first_shown,
+            "focus": [self.focus_start, self.focus_end] if self.focus_start else None,
+            "verified": self.verified,
+        }
 
 
 @dataclass
 class Extract:
-    """An extractive answer and the blocks it cites."""
+    """An extractive answer: its text, lead, blocks, and the context it cites."""
 
     text: str
-    blocks: list[Block] = field(default_factory=list)
-
-
-def first_sentence(text: str, limit: int = 240) -> str:
-    flat = " ".join(text.split())
-    m = _SENTENCE.match(flat)
-    sentence = m.group(1) if m else flat
-    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
-
-
-def _terms(info: QueryInfo) -> dict[str, float]:
-    """Question terms and their weights: identifiers' parts count double."""
-    weights = {t: 1.0 for t in tokenize(info.text) if t not in STOPWORDS and len(t) > 2}
-    for identifier in info.identifiers:
-        for t in tokenize(identifier):
-            if t not in STOPWORDS:
-                weights[t] = 2.0
-    return weights
-
-
-def relevant_lines(
-    chunk: Chunk, terms: dict[str, float], limit: int = 3, skip: str = ""
-) -> list[tuple[int | None, str]]:
-    """(line number, text) of the lines sharing most terms with the question; lines
-    already said in ``skip`` (the description) and the signature are left out. The
-    line number is None for chunks whose content is not the file's lines verbatim
-    (class skeletons, module headers)."""
-    if not terms:
-        return []
-    exact = chunk.kind in LINE_EXACT_KINDS
-    said = " ".join(f"{skip} {chunk.signature}".split())
-    scored = []
-    for offset, line in enumerate(chunk.content.split("\n")):
-        text = line.strip()
-        bare = text.strip("\"'/*# ").rstrip(":{")
-        if len(bare) < 4 or " ".join(bare.split()) in said:
-            continue
-        score = sum(terms.get(t, 0.0) for t in set(tokenize(text)))
-        if _COMMENT_ONLY.match(text):
-            score *= 0.8
-        if score > 0:
-            scored.append((score, offset, text))
-    best = sorted(scored, key=lambda s: (-s[0], s[1]))[:limit]
-    return [
-        (chunk.start_line + offset if exact else None, text)
-        for _, offset, text in sorted(best, key=lambda s: s[1])
-    ]
+    lead: str = ""
+    blocks: list[AnswerBlock] = field(default_factory=list)
+    #: Chunks beyond the hits the answer drew on (graph neighbours), for the check.
+    context: list[Block] = field(default_factory=list)
 
 
 def describe(chunk: Chunk) -> str:
@@ -90,75 +105,219 @@ def describe(chunk: Chunk) -> str:
     return f"`{first[:160]}`"
 
 
+#: What a block's role says of it, where that helps the reader.
+ROLE_NOTES = {
+    "raise": "raises",
+    "message": "writes the message",
+    "frame": "the line in the traceback",
+    "log": "logs",
+    "caller": "calls it",
+    "test": "tests it",
+}
+
+
 class ExtractiveAnswerer:
-    """Builds extractive answers from hits, with graph facts from the store."""
+    """Builds evidence-first answers from hits, with graph facts from the store."""
 
-    def __init__(self, store: GraphStore, max_symbols: int = 5) -> None:
-        self.store, self.max_symbols = store, max_symbols
+    def __init__(
+        self, store: GraphStore, source: LineSource | None = None, max_blocks: int = MAX_BLOCKS
+    ) -> None:
+        self.store, self.source, self.max_blocks = store, source, max_blocks
 
-    def answer(self, info: QueryInfo, hits: Sequence[Hit]) -> Extract:
+    def answer(self, shape: Shape, hits: Sequence[Hit], evidence: Sequence[Evidence]) -> Extract:
         out = Extract("")
-        terms = _terms(info)
-        picked = self._pick(hits)
-        lines = [f"From the indexed code ({len(picked)} most relevant places):", ""]
-        for number, hit in enumerate(picked, start=1):
-            lines += self._symbol(number, hit, info, terms, out)
-        out.text = "\n".join(lines).rstrip() + "\n"
+        facts: list[str] = []
+        graph_blocks: list[AnswerBlock] = []
+        subject = self._subject(hits, evidence)
+        if subject is not None and shape.kind in ("impact", "tests", "how"):
+            facts, graph_blocks = self._graph(subject, shape.kind, out)
+        lead = lead_sentence(shape, evidence, facts)
+        blocks = self._blocks(shape, evidence, graph_blocks)
+        out.lead = lead
+        out.blocks = blocks
+        rest = [f for f in facts if f != lead]
+        out.text = render_text(lead, rest, blocks)
         return out
 
-    def _pick(self, hits: Sequence[Hit]) -> list[Hit]:
-        seen: set[tuple[str, str]] = set()
-        picked = []
-        for hit in hits:
-            key = (hit.chunk.path, hit.chunk.qualname)
-            if key not in seen:
-                seen.add(key)
-                picked.append(hit)
-            if len(picked) == self.max_symbols:
+    # --- blocks ----------------------------------------------------------------------
+    def _blocks(
+        self, shape: Shape, evidence: Sequence[Evidence], graph: Sequence[AnswerBlock]
+    ) -> list[AnswerBlock]:
+        chosen: list[AnswerBlock] = []
+        if shape.kind in ("impact", "tests") and graph:
+            chosen += graph[: self.max_blocks]
+        for ev in evidence:
+            if len(chosen) >= self.max_blocks:
                 break
-        return picked
+            block = _block_of(ev, self.source)
+            if not any(_overlaps(block, b) for b in chosen):
+                chosen.append(block)
+        if shape.kind not in ("impact", "tests") and len(chosen) < self.max_blocks:
+            chosen += [b for b in graph if not any(_overlaps(b, c) for c in chosen)][
+                : self.max_blocks - len(chosen)
+            ]
+        return group_blocks(chosen, tests_first=shape.kind == "tests")
 
-    def _symbol(
-        self, number: int, hit: Hit, info: QueryInfo, terms: dict[str, float], out: Extract
-    ) -> list[str]:
-        c = hit.chunk
-        where = cite(c.path, c.start_line, c.end_line)
-        out.blocks.append(Block(c.path, c.start_line, c.end_line))
-        description = describe(c)
-        lines = [f"{number}. `{c.qualname}` ({c.kind}, {where}): {description}"]
-        for line_no, text in relevant_lines(c, terms, skip=description):
-            if line_no is None:
-                lines.append(f"   > {text}  ({where})")
-            else:
-                lines.append(f"   > {line_no}: {text}  ({cite(c.path, line_no, line_no)})")
-        lines += [f"   - {fact}" for fact in self._facts(c, info.intent, out)]
-        return [*lines, ""]
+    # --- graph facts -------------------------------------------------------------------
+    @staticmethod
+    def _subject(hits: Sequence[Hit], evidence: Sequence[Evidence]) -> Chunk | None:
+        """The definition the question is about: the best evidence's, else the first
+        retrieved definition outside tests."""
+        for ev in evidence[:2]:
+            if ev.chunk.kind in DEFINITION_KINDS and not is_test_path(ev.chunk.path):
+                return ev.chunk
+        for hit in hits:
+            if hit.chunk.kind in DEFINITION_KINDS and not is_test_path(hit.chunk.path):
+                return hit.chunk
+        return None
 
-    def _facts(self, chunk: Chunk, intent: str, out: Extract) -> list[str]:
-        """Graph facts that fit the question, each citing the other end."""
-        wanted = {
-            "impact": (("calls", "in", "called by"), ("tests", "in", "tested by")),
-            "tests": (("tests", "in", "tested by"),),
-            "explain": (("calls", "out", "calls"),),
-            "locate": (("calls", "in", "called by"),),
-        }.get(intent, ())
+    def _graph(
+        self, subject: Chunk, kind: str, out: Extract
+    ) -> tuple[list[str], list[AnswerBlock]]:
+        """Sentences and blocks from the code graph: callers (with their call sites)
+        and tests for impact; tests for tests; callees for how."""
+        name = f"`{subject.qualname}`"
+        testers = {e.src for e in self.store.edges_to(subject.id, "tests")}
         facts: list[str] = []
-        testers = {e.src for e in self.store.edges_to(chunk.id, "tests")}
-        for kind, direction, phrase in wanted:
-            edges = (
-                self.store.edges_to(chunk.id, kind)
-                if direction == "in"
-                else self.store.edges_from(chunk.id, kind)
-            )
-            ids = [e.src if direction == "in" else e.dst for e in edges]
-            if phrase == "called by" and intent == "impact":  # tests are listed as such
-                ids = [i for i in ids if i not in testers]
-            ids = ids[:MAX_FACTS]
-            others = self.store.get_chunks(ids)
-            for other in (others[i] for i in ids if i in others):
-                out.blocks.append(Block(other.path, other.start_line, other.end_line))
+        blocks: list[AnswerBlock] = []
+        if kind == "impact":
+            edges = [e for e in self.store.edges_to(subject.id, "calls") if e.src not in testers]
+            callers = self._sites([(e.src, e.line) for e in edges], "caller", out)
+            if callers:
+                named = ", ".join(f"`{b.qualname}` ({b.citation})" for b in callers[:MAX_FACTS])
+                more = f" and {len(callers) - MAX_FACTS} more" if len(callers) > MAX_FACTS else ""
                 facts.append(
-                    f"{phrase} `{other.qualname}` in "
-                    f"{cite(other.path, other.start_line, other.end_line)}"
+                    f"Changing {name} affects {len(callers)} caller"
+                    f"{'s' if len(callers) != 1 else ''}: {named}{more}."
                 )
-        return facts
+                blocks += callers
+        if kind in ("impact", "tests"):
+            tests = self._sites([(t, 0) for t in sorted(testers)], "test", out)
+            if tests:
+                named = ", ".join(f"`{b.qualname}` ({b.citation})" for b in tests[:MAX_FACTS])
+                more = f" and {len(tests) - MAX_FACTS} more" if len(tests) > MAX_FACTS else ""
+                verb = "test exercises" if len(tests) == 1 else "tests exercise"
+                facts.append(f"{len(tests)} {verb} {name}: {named}{more}.")
+                blocks += tests
+            elif kind == "impact" and facts:
+                facts.append(f"No test in the index calls {name} directly.")
+        if kind == "how":
+            edges = self.store.edges_from(subject.id, "calls")[:MAX_FACTS]
+            found = self.store.get_chunks([e.dst for e in edges])
+            callees = [found[e.dst] for e in edges if e.dst in found]
+            if callees:
+                for c in callees:
+                    out.context.append(Block(c.path, c.start_line, c.end_line))
+                named = ", ".join(
+                    f"`{c.qualname}` ({cite(c.path, c.start_line, c.end_line)})" for c in callees
+                )
+                facts.append(f"{name} calls {named}.")
+        return facts, blocks
+
+    def _sites(self, ends: list[tuple[str, int]], role: str, out: Extract) -> list[AnswerBlock]:
+        """A block per graph neighbour: its call-site line when known, else its head."""
+        found = self.store.get_chunks([i for i, _ in ends])
+        blocks: list[AnswerBlock] = []
+        seen: set[str] = set()
+        for chunk_id, line in ends:
+            chunk = found.get(chunk_id)
+            if chunk is None or chunk_id in seen:
+                continue
+            seen.add(chunk_id)
+            out.context.append(Block(chunk.path, chunk.start_line, chunk.end_line))
+            lines = dict(chunk_lines(chunk, self.source))
+            if line and line in lines:
+                start = end = line
+            else:
+                start = chunk.start_line
+                end = min(chunk.end_line, start + 2)
+            shown = tuple(lines.get(n, "") for n in range(start, end + 1))
+            blocks.append(
+                AnswerBlock(
+                    chunk.path, start, end, chunk.qualname, chunk.language, shown, role, chunk.kind
+                )
+            )
+        return blocks
+
+
+def _block_of(ev: Evidence, source: LineSource | None) -> AnswerBlock:
+    """The block of a piece of evidence: its lines widened (:func:`widen`), citing the
+    whole definition when it is a function or method of at most :data:`CITE_WHOLE`
+    lines (where the evidence lives), else the lines shown."""
+    c = ev.chunk
+    shown_start, shown_end, lines = widen(ev, source)
+    start, end = shown_start, shown_end
+    if c.kind in ("function", "method") and c.end_line - c.start_line < CITE_WHOLE:
+        start, end = c.start_line, c.end_line
+    return AnswerBlock(
+        ev.path, start, end, c.qualname, c.language, lines, ev.role, c.kind,
+        shown_start=shown_start, focus_start=ev.start_line, focus_end=ev.end_line,
+    )  # fmt: skip
+
+
+def _overlaps(a: AnswerBlock, b: AnswerBlock) -> bool:
+    """Two blocks showing some of the same lines."""
+    a_end, b_end = a.first_shown + len(a.lines) - 1, b.first_shown + len(b.lines) - 1
+    return a.path == b.path and a.first_shown <= b_end and b.first_shown <= a_end
+
+
+def group_blocks(blocks: Sequence[AnswerBlock], tests_first: bool = False) -> list[AnswerBlock]:
+    """Blocks grouped by file (files in the order of their first block), code before
+    tests, examples and docs unless the question is about tests; the first block (the
+    lead's evidence) stays first."""
+    if not blocks:
+        return []
+    order: dict[str, int] = {}
+    for b in blocks:
+        order.setdefault(b.path, len(order))
+
+    def secondary(b: AnswerBlock) -> bool:
+        return is_test_path(b.path) if tests_first else secondary_path(b.path)
+
+    head, rest = blocks[0], list(blocks[1:])
+    rest.sort(
+        key=lambda b: (
+            b.path != head.path,
+            (not secondary(b)) if tests_first else secondary(b),
+            order[b.path],
+            b.start_line,
+        )
+    )
+    return [head, *rest]
+
+
+def render_text(lead: str, facts: Sequence[str], blocks: Sequence[AnswerBlock]) -> str:
+    """The answer as Markdown: the lead, further facts, then each block under its file,
+    its citation once, its lines in a fence with their line numbers."""
+    parts = [lead] if lead else []
+    parts += list(facts)
+    if blocks:
+        parts.append("Evidence:")
+    current = ""
+    for b in blocks:
+        if b.path != current:
+            current = b.path
+        note = ROLE_NOTES.get(b.role, "")
+        head = f"- `{b.qualname}` ({b.citation})" + (f" — {note}" if note else "")
+        width = len(str(b.end_line))
+        body = "\n".join(
+            f"  {n:>{width}}  {line.rstrip()}"
+            for n, line in zip(
+                range(b.first_shown, b.first_shown + len(b.lines)), _dedent(b.lines), strict=False
+            )
+        )
+        fence = "```"
+        while fence in body:
+            fence += "`"
+        parts.append(f"{head}\n  {fence}{_lang(b.language)}\n{body}\n  {fence}")
+    return "\n\n".join(parts).rstrip() + "\n"
+
+
+def _dedent(lines: Sequence[str]) -> list[str]:
+    indents = [len(x) - len(x.lstrip()) for x in lines if x.strip()]
+    cut = min(indents, default=0)
+    return [x[cut:] if len(x) >= cut else x.lstrip() for x in lines]
+
+
+def _lang(language: str) -> str:
+    return {"c_sharp": "csharp", "config": "", "text": "", "markdown": "md"}.get(language, language)

@@ -120,14 +120,19 @@ class Searcher:
         query = embedder.embed([text], "query")[0]
         return [chunk_id for chunk_id, _ in static.search(query, filters, self.config.candidates)]
 
+    @property
+    def embedder(self) -> Embedder:
+        """The index's embedding model (loaded once)."""
+        if self._embedder is None:
+            name = self.store.get_meta("embedder_spec") or self.config.embedder
+            self._embedder = get_embedder(name, self.config)
+        return self._embedder
+
     def embed_query(self, text: str) -> np.ndarray:
         cached = self._query_vectors.get(text)
         if cached is not None:
             return cached
-        if self._embedder is None:
-            name = self.store.get_meta("embedder_spec") or self.config.embedder
-            self._embedder = get_embedder(name, self.config)
-        vector: np.ndarray = self._embedder.embed([text], "query")[0]
+        vector: np.ndarray = self.embedder.embed([text], "query")[0]
         self._query_vectors[text] = vector
         if len(self._query_vectors) > QUERY_CACHE_SIZE:
             self._query_vectors.popitem(last=False)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from ..answer.answerer import Answer, confidence
+from ..answer.answerer import Answer, retrieval_signals
 from ..answer.llm import LLMChoice
 from ..api import Index, open_index
 from ..errors import IndexMissingError
@@ -51,7 +51,7 @@ def repo_relevance(result: SearchResult) -> float:
     :data:`SIMILARITY_FLOOR`, times one plus the share of the question's terms found in
     its top hits (measured on three repositories, see the closing note of issue 9)."""
     info = result.info or analyse(result.query)
-    signals = confidence(info, result.hits)
+    signals = retrieval_signals(info, result.hits)
     above = max(MIN_RELEVANCE, signals["similarity"] - SIMILARITY_FLOOR)
     return above * (1.0 + signals["coverage"])
 

@@ -47,11 +47,11 @@ WORKERS = 4
 #: Characters of an answer posted to Slack (its messages are cut near 4,000).
 MAX_ANSWER_CHARS = 3_000
 POST_TIMEOUT_S = 10.0
-MARKS = {"verified": "✓", "uncited": "·", "outside": "✗"}
+MARKS = {"verified": "✓", "outside": "✗"}
 USAGE = (
     "Ask about the code: `/codecite how is the loyalty discount computed?` "
     "(or `/codecite REPO: question` to ask one repository). Answers cite path:lines; "
-    "✓ verified, · not cited, ✗ outside the retrieved context."
+    "✓ verified (the cited code was retrieved for the answer), ✗ outside the retrieved context."
 )
 
 
@@ -121,41 +121,76 @@ def _link(slack: SlackConfig, repo: str, path: str, start: int, end: int, text: 
     return f"<{slack.base_url}/web/code?{query}|{text}>"
 
 
-def slack_message(slack: SlackConfig, answer: dict[str, Any]) -> str:
-    """The answer as Slack mrkdwn: citations marked ✓/✗ (and linked to the web page's
-    code view when ``base_url`` is set), then the sources, the model and the repository."""
+#: How Slack shows an answer's confidence (``Answer.confidence``).
+CONFIDENCE = {
+    "high": ":large_green_circle: *Confidence: high*",
+    "medium": ":large_yellow_circle: *Confidence: medium*: check the code below",
+    "low": ":red_circle: *Confidence: low*: related code, it may not answer this",
+}
+#: Lines of code shown per evidence block (the link opens the rest).
+BLOCK_LINES = 8
+
+
+def _marked(slack: SlackConfig, answer: dict[str, Any], text: str) -> str:
+    """``text`` with each citation it writes marked once ✓ or ✗ (and linked)."""
     repo = str(answer.get("repo", ""))
-    text = _escape(str(answer.get("answer", "")).strip())
-    if len(text) > MAX_ANSWER_CHARS:
-        text = text[:MAX_ANSWER_CHARS].rstrip() + " …"
+    by_place = {
+        (str(c["path"]), int(c["start_line"]), int(c["end_line"])): c
+        for c in answer.get("citations", [])
+    }
     marked, rest = "", text
-    written = parse_citations(text)
-    for (_, start, end, as_written), cited in zip(
-        written, answer.get("citations", []), strict=False
-    ):
+    for path, start, end, as_written in parse_citations(text):
+        cited = by_place.get((path, start, end)) or next(
+            (c for (p, s, e), c in by_place.items()
+             if p.endswith("/" + path) and (s, e) == (start, end)),
+            None,
+        )  # fmt: skip
         at = rest.find(as_written)
-        if at < 0:
+        if cited is None or at < 0:
             continue
         link = _link(slack, repo, str(cited["path"]), start, end, as_written)
         marked += rest[:at] + f"{MARKS[_status(cited)]} {link}"
         rest = rest[at + len(as_written) :]
-    marked += rest
+    return marked + rest
+
+
+def slack_message(slack: SlackConfig, answer: dict[str, Any]) -> str:
+    """The answer as Slack mrkdwn: the confidence, the lead (an extractive answer's) or
+    the generated text, its citations marked once each ✓/✗ (and linked to the web
+    page's code view when ``base_url`` is set), each evidence block with a few of its
+    lines, then the model and the repository."""
+    repo = str(answer.get("repo", ""))
+    blocks = list(answer.get("blocks") or [])
     lines = [f"*{_escape(short_question(str(answer.get('question', ''))))}*"]
     if answer.get("insufficient"):
         lines.append(":warning: *Not enough information* in the indexed code to answer this.")
-    lines += [marked, "", "*Sources*"]
-    verified = [c for c in answer.get("citations", []) if c.get("verified")]
-    for s in answer.get("sources", [])[:8]:
-        path, start, end = str(s["path"]), int(s["start_line"]), int(s["end_line"])
-        cited = any(
-            c["path"] == path and c["start_line"] <= end and start <= c["end_line"]
-            for c in verified
-        )
+    elif answer.get("confidence") in CONFIDENCE:
+        lines.append(CONFIDENCE[str(answer["confidence"])])
+    body = str(answer.get("lead") if blocks else answer.get("answer", "")).strip()
+    text = _escape(body)
+    if len(text) > MAX_ANSWER_CHARS:
+        text = text[:MAX_ANSWER_CHARS].rstrip() + " …"
+    lines.append(_marked(slack, answer, text))
+    for b in blocks:
+        path, start, end = str(b["path"]), int(b["start_line"]), int(b["end_line"])
         where = _link(slack, repo, path, start, end, f"{path}:{start}-{end}")
-        note = "" if cited else " (not cited)"
-        lines.append(f"{MARKS['verified' if cited else 'uncited']} {where}{note}")
+        mark = MARKS["verified" if b.get("verified") else "outside"]
+        lines.append(f"\n{mark} {where} `{_escape(str(b.get('qualname', '')))}`")
+        code = [str(x) for x in b.get("lines", [])]
+        first = int(b.get("shown_start_line") or start)
+        shown = "\n".join(
+            f"{n:>4}  {line}"
+            for n, line in zip(range(first, first + BLOCK_LINES), code, strict=False)
+        )
+        more = "\n      …" if len(code) > BLOCK_LINES else ""
+        lines.append(f"```{_escape(shown)}{more}```")
+    if not blocks and answer.get("insufficient"):
+        lines += ["", "*Closest code*"]
+        for s in answer.get("sources", [])[:3]:
+            path, start, end = str(s["path"]), int(s["start_line"]), int(s["end_line"])
+            lines.append(f"· {_link(slack, repo, path, start, end, f'{path}:{start}-{end}')}")
     for c in answer.get("citations", []):
-        if not c.get("verified"):
+        if not c.get("verified") and not blocks:
             where = f"{c['path']}:{c['start_line']}-{c['end_line']}"
             lines.append(f"✗ `{_escape(where)}` (cited, but not in the retrieved context)")
     model = _escape(str(answer.get("llm", "")))

@@ -167,6 +167,10 @@ def answer_output(repo: str, where: str, question: str, answer: Answer) -> ToolO
         "repo": repo,
         "question": question,
         "answer": answer.answer,
+        "lead": answer.lead,
+        "blocks": [b.to_json() for b in answer.blocks],
+        "confidence": answer.confidence,
+        "shape": answer.shape,
         "citations": [{**c.to_json(), "citation": cite(c)} for c in answer.citations],
         "sources": [chunk_json(h.chunk, repo) for h in answer.sources],
         "insufficient": answer.insufficient,
@@ -176,20 +180,37 @@ def answer_output(repo: str, where: str, question: str, answer: Answer) -> ToolO
     return ToolOutput(_answer_text(where, answer), data)
 
 
+#: What each confidence level tells an agent (``Answer.confidence``).
+CONFIDENCE = {
+    "high": "the cited lines hold what the question asks about",
+    "medium": "the cited lines cover part of the question; read them before relying on it",
+    "low": "related code only; it may not answer the question",
+    "none": "declined: the indexed code does not seem to answer this",
+}
+
+
 def _answer_text(where: str, answer: Answer) -> str:
     lines = [answer.answer.strip()]
+    meaning = CONFIDENCE.get(answer.confidence, "")
+    lines.append(f"\nConfidence: {answer.confidence}" + (f" ({meaning})" if meaning else ""))
     if answer.citations:
-        lines.append("\nCitations:")
+        lines.append("\nCitations (each checked once):")
         for c in answer.citations:
             state = "verified" if c.verified else "NOT in the retrieved code"
             lines.append(f"- {cite(c)} ({state})")
-    if answer.sources:
-        lines.append(f"\nSources{where}:")
-        lines += [f"- {cite(hit.chunk)} {label(hit.chunk)}" for hit in answer.sources]
+    cited = [(c.path, c.start_line, c.end_line) for c in answer.citations]
+    rest = [
+        h for h in answer.sources
+        if not any(p == h.chunk.path and s <= h.chunk.end_line and h.chunk.start_line <= e
+                   for p, s, e in cited)
+    ]  # fmt: skip
+    if rest:
+        lines.append(f"\nAlso looked at{where}:")
+        lines += [f"- {cite(hit.chunk)} {label(hit.chunk)}" for hit in rest[:10]]
     if answer.flags:
         lines.append("\nFlags: " + "; ".join(answer.flags))
     if answer.llm in ("", EXTRACTIVE):
-        mode = "extractive answer: quotes and graph facts from the code, no model"
+        mode = "extractive answer: the lines of the code that answer, no model"
     else:
         mode = f"answered by {answer.llm}"
     if answer.insufficient:

@@ -19,7 +19,16 @@ from .. import routes
 from ..app import ApiError, _error_response
 from .data import audit, freshness_cache
 from .pages import TEMPLATES, signed_in
-from .render import MARKS, abstained, answer_html, share_url, source_lines
+from .render import (
+    CONFIDENCE,
+    MARKS,
+    abstained,
+    answer_html,
+    block_views,
+    looked_at,
+    share_url,
+    source_lines,
+)
 from .session import CSRF_HEADER, check_csrf, server_of
 
 router = APIRouter(include_in_schema=False)
@@ -56,9 +65,16 @@ def result_html(request: Request, answer: dict[str, Any], back: str) -> str:
     """The finished answer as the page shows it."""
     server = server_of(request)
     repo = str(answer.get("repo", ""))
+    blocks = block_views(answer, back)
+    lead = str(answer.get("lead", ""))
+    sources = source_lines(answer, back)
     return TEMPLATES.get_template("_answer.html").render(
-        body=answer_html(answer, back),
-        sources=source_lines(answer, back),
+        body=answer_html(answer, back, lead if blocks else None),
+        blocks=blocks,
+        confidence=str(answer.get("confidence", "")),
+        confidence_meaning=CONFIDENCE.get(str(answer.get("confidence", "")), ""),
+        cited=[s for s in sources if s.status != "uncited"],
+        looked=looked_at(answer, back),
         insufficient=bool(answer.get("insufficient")),
         abstained=abstained(answer),
         flags=[str(f) for f in answer.get("flags", [])],

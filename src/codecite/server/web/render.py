@@ -116,6 +116,8 @@ def citation_links(
     written = parse_citations(str(answer.get("answer", "")))
     for (path, start, end, _), cited in zip(written, answer.get("citations", []), strict=False):
         full = str(cited["path"])
+        if not (full == path or full.endswith("/" + path)) or cited["start_line"] != start:
+            continue
         symbol = _symbol_at(answer.get("sources", []), full, start, end)
         url = code_url(repo, full, start, end, symbol=symbol, back=back)
         out[(path, start, end)] = CitationLink(full, start, end, citation_status(cited), url)
@@ -200,15 +202,106 @@ def _markdown() -> MarkdownIt:
     return md
 
 
-def answer_html(answer: dict[str, Any], back: str = "") -> str:
-    """The answer's Markdown as HTML, its citations linked to the code view."""
+def answer_html(answer: dict[str, Any], back: str = "", text: str | None = None) -> str:
+    """The answer's Markdown (or ``text``, a part of it: its lead) as HTML, its
+    citations linked to the code view."""
     md = _markdown()
     links = citation_links(answer, back)
-    tokens = md.parse(str(answer.get("answer", "")))
+    tokens = md.parse(str(answer.get("answer", "")) if text is None else text)
     for token in tokens:
         if token.type == "inline" and token.children:
             token.children = _link_inline(token.children, links)
     return str(md.renderer.render(tokens, md.options, {}))
+
+
+# --- evidence blocks -------------------------------------------------------------------------
+#: The confidence levels of an answer (``Answer.confidence``) as the page says them.
+CONFIDENCE = {
+    "high": "High: the lines shown hold what the question asks about.",
+    "medium": "Medium: the lines shown cover part of the question; check them.",
+    "low": "Low: related code, but it may not answer the question; read before relying on it.",
+    "none": "None: the indexed code does not seem to answer this.",
+}
+
+
+@dataclass(frozen=True)
+class BlockView:
+    """One evidence block as the page shows it: a mark, its citation linked, its lines
+    highlighted with their numbers."""
+
+    status: str  # verified, outside
+    citation: str
+    qualname: str
+    note: str
+    url: str
+    #: (line number, highlighted HTML, whether it is the evidence itself)
+    lines: list[tuple[int, str, bool]]
+
+    @property
+    def mark(self) -> str:
+        return MARKS[self.status][0]
+
+    @property
+    def meaning(self) -> str:
+        return MARKS[self.status][1]
+
+
+@dataclass(frozen=True)
+class FileBlocks:
+    path: str
+    blocks: list[BlockView]
+
+
+#: Why a block is shown, where that helps the reader (the CLI says the same).
+BLOCK_NOTES = {
+    "raise": "raises",
+    "message": "writes the message",
+    "frame": "the line in the traceback",
+    "log": "logs",
+    "caller": "calls it",
+    "test": "tests it",
+}
+
+
+def block_views(answer: dict[str, Any], back: str = "") -> list[FileBlocks]:
+    """An extractive answer's evidence blocks, grouped by file in the answer's order."""
+    repo = str(answer.get("repo", ""))
+    groups: list[FileBlocks] = []
+    for b in answer.get("blocks", []):
+        path, start, end = str(b["path"]), int(b["start_line"]), int(b["end_line"])
+        lines = [str(x) for x in b.get("lines", [])]
+        shown = highlight_lines(_dedent(lines), path, str(b.get("language", "")))
+        first = int(b.get("shown_start_line") or start)
+        focus = b.get("focus") or (0, -1)
+        numbered = [
+            (n, line, int(focus[0]) <= n <= int(focus[1]))
+            for n, line in zip(range(first, first + len(shown)), shown, strict=True)
+        ]
+        view = BlockView(
+            "verified" if b.get("verified") else "outside",
+            str(b.get("citation") or f"{path}:{start}-{end}"),
+            str(b.get("qualname") or ""),
+            BLOCK_NOTES.get(str(b.get("role", "")), ""),
+            code_url(repo, path, start, end, symbol=str(b.get("qualname") or ""), back=back),
+            numbered,
+        )
+        if groups and groups[-1].path == path:
+            groups[-1].blocks.append(view)
+        else:
+            groups.append(FileBlocks(path, [view]))
+    return groups
+
+
+def _dedent(lines: Sequence[str]) -> list[str]:
+    indents = [len(x) - len(x.lstrip()) for x in lines if x.strip()]
+    cut = min(indents, default=0)
+    return [x[cut:] for x in lines]
+
+
+def looked_at(answer: dict[str, Any], back: str = "") -> list[SourceLine]:
+    """Sources the answer's blocks and citations do not point into: code that was read
+    but is not relied on (shown without a mark)."""
+    return [s for s in source_lines(answer, back) if s.status == "uncited"]
 
 
 # --- sources ---------------------------------------------------------------------------------

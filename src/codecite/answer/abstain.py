@@ -1,0 +1,139 @@
+"""Whether to answer, and how sure the answer is (DESIGN.md §7).
+
+Signals, all from the question, the index and the evidence (no model needed):
+
+- ``literal``: the question carries literal evidence found in the code — a reported
+  error message written by a line, a traceback frame on an indexed line, a path of an
+  indexed file. Such a question is never declined;
+- ``absent``: the share of the question's subject weight (:mod:`.terms`) carried by
+  terms that no indexed chunk contains ("keychain", "Firebase" in a web framework);
+- ``context``: the share of the subject weight found in the top retrieved chunks;
+- ``evidence``: the share held by the best evidence line and its symbol;
+- ``similarity``: the best cosine similarity of a retrieved chunk (model vectors; 0
+  while they are missing).
+
+Declined when not literal and the question is about something the index lacks
+(``absent`` ≥ ``abstain_max_absent``) or when its retrieved context covers too
+little of it (``context`` < ``abstain_min_coverage`` and ``similarity`` <
+``abstain_min_similarity``). The thresholds are config fields, calibrated by
+``bench/answer_bench.py`` (their measured ranges are noted in config.py).
+
+Confidence levels (``Answer.confidence``):
+
+- ``high``: literal evidence, or the lead line and its symbol hold nearly all of the
+  question's subject (``evidence`` ≥ ``confidence_high``) in the code itself;
+- ``medium``: the lead covers a good part of it (``evidence`` ≥ ``confidence_medium``);
+- ``low``: related code, but the lead covers little of the question: read the blocks;
+- ``none``: declined ("not enough information in the indexed code").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..config import Config
+from ..retrieve.intent import QueryInfo, symbol_candidates
+from ..retrieve.question import Question
+from ..retrieve.types import Hit
+from .evidence import Evidence
+from .terms import TermWeights, specific_terms, stems
+
+#: Top hits whose text counts for ``context``.
+CONTEXT_HITS = 3
+LEVELS = ("none", "low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class Signals:
+    literal: bool
+    absent: float
+    context: float
+    evidence: float
+    similarity: float
+    #: Specific terms of the question (names: ``Celery``, ``keychain``) no code holds.
+    missing_names: tuple[str, ...] = ()
+    #: ``context`` counting only the terms other than the missing names.
+    rest_context: float = 0.0
+    #: The missing names written as acronyms (``VIP``, ``SMS``): product words as often
+    #: as technologies, so they decline only what the rest of the question misses too.
+    acronyms: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, float | bool | list[str]]:
+        return {
+            "literal": self.literal,
+            "missing_names": list(self.missing_names),
+            "rest_context": round(self.rest_context, 4),
+            "absent": round(self.absent, 4),
+            "context": round(self.context, 4),
+            "evidence": round(self.evidence, 4),
+            "similarity": round(self.similarity, 4),
+        }
+
+
+def signals(
+    question: Question,
+    info: QueryInfo,
+    weights: TermWeights,
+    hits: Sequence[Hit],
+    evidence: Sequence[Evidence],
+) -> Signals:
+    text = " ".join(
+        f"{h.chunk.path} {h.chunk.qualname} {h.chunk.docstring} {h.chunk.content}"
+        for h in hits[:CONTEXT_HITS]
+    )
+    literal = any(e.role in ("message", "frame") for e in evidence)
+    if question.paths:
+        indexed = {h.chunk.path for h in hits}
+        literal = literal or any(
+            p == path or path.endswith("/" + p) for p in question.paths for path in indexed
+        )
+    if info.identifiers and not literal:  # a symbol the question names, found
+        named = {n for i in info.identifiers for n in symbol_candidates(i)[:2]}
+        literal = any(h.chunk.qualname in named or h.chunk.name in named for h in hits)
+    similarity = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
+    # A pasted report names the reporter's own code (their modules, their functions):
+    # only a short question's names must be in the indexed code.
+    names = set() if question.long else specific_terms(question.text)
+    missing = tuple(t for t in weights.absent if t in names)
+    found = stems(text)
+    return Signals(
+        literal,
+        weights.absent_share(),
+        weights.share(found),
+        max((e.coverage for e in evidence[:1]), default=0.0),
+        similarity,
+        missing,
+        weights.share(found, without=missing),
+        tuple(t for t in missing if _written_in_capitals(t, question.text)),
+    )
+
+
+def declines(s: Signals, config: Config) -> bool:
+    """Whether the question should get "not enough information" (see the module)."""
+    if s.literal:
+        return False
+    if set(s.missing_names) - set(s.acronyms):
+        return True
+    if s.acronyms and s.rest_context < config.abstain_acronym_context:
+        return True
+    if s.absent >= config.abstain_max_absent:
+        return True
+    return s.context < config.abstain_min_coverage and s.similarity < config.abstain_min_similarity
+
+
+def _written_in_capitals(term: str, text: str) -> bool:
+    return bool(re.search(rf"\b{re.escape(term.upper())}s?\b", text))
+
+
+def level(s: Signals, declined: bool, lead: Evidence | None, config: Config) -> str:
+    if declined:
+        return "none"
+    if s.literal:
+        return "high"
+    if lead is not None and s.evidence >= config.confidence_high and not lead.is_secondary:
+        return "high"
+    if s.evidence >= config.confidence_medium:
+        return "medium"
+    return "low"

@@ -1,0 +1,560 @@
+"""Evidence: the lines of the retrieved code that answer the question (DESIGN.md §7).
+
+Retrieval ranks chunks; an answer needs the one or two *lines* that answer: the
+definition of a named constant or a default, the ``raise`` that writes a reported
+message, the branch that handles the case, the docstring sentence that states the
+behaviour. Every line of the top chunks is scored by
+
+- the question's subject terms it holds (weighted by rarity in the index, stemmed),
+  plus those of the symbol it lies in (its name, path, signature and docstring) — a
+  line of the right function that names nothing still beats a wordy line elsewhere;
+- what the question's shape wants (:mod:`.shape`): a number for "how long", a
+  ``raise``/branch for "what happens when", a permission check for "who can", a
+  definition or docstring for "does it support" / "where" / "how";
+- literal evidence, strongest of all: a line holding the reported error message, the
+  line a traceback frame names;
+- the chunk's retrieval rank, and a path prior (tests, examples and docs last unless
+  the question is about tests).
+
+Each chosen line is widened to its statement (an unbalanced bracket continues it) and,
+for a ``raise`` or ``return``, to the branch that controls it, so a block reads alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from ..config import Config
+from ..graph.testmap import is_test_path
+from ..retrieve.question import Question
+from ..retrieve.types import Hit
+from ..types import LINE_EXACT_KINDS, Chunk
+from .shape import Shape
+from .terms import TermWeights, stems
+
+#: Reads a file's lines as indexed (scrubbed); None when the file is gone.
+LineSource = Callable[[str], list[str] | None]
+
+_STRINGS = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|`[^`]*`')
+_LINE_COMMENT = re.compile(r"(^|\s)(#|//)(?!\s*include).*$")
+_OPEN, _CLOSE = "([{", ")]}"
+
+ROLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "raise",
+        re.compile(
+            r"^\s*(raise|throw)\b|\bpanic\(|\babort\(|errors\.New\(|fmt\.Errorf\(|"
+            r"\bnew \w*(Error|Exception)\(|\bcreateError\(|\bsys\.exit\(|\bexit\(\d"
+        ),
+    ),
+    ("import", re.compile(r"^\s*(import\b|from\s+\S+\s+import\b|#include\b|using\s+\w|package\s)")),
+    (
+        "definition",
+        re.compile(
+            r"^\s*(@\w|(export\s+)?(default\s+)?(async\s+)?(def|class|func|function|fn|"
+            r"interface|struct|enum|impl|trait|module)\b|type\s+\w+\s+(struct|interface)\b|"
+            r"(public|private|protected)\s)"
+        ),
+    ),
+    (
+        "branch",
+        re.compile(
+            r"^\s*(\}\s*)?(if|elif|else|except|catch|case|switch|when|match|guard|unless)\b"
+        ),
+    ),
+    ("return", re.compile(r"^\s*return\b")),
+    (
+        "log",
+        re.compile(
+            r"\b(log(ger)?|logging|console|warnings)\.(warn\w*|error|info|debug|exception|"
+            r"critical|log)\(|\bdebugPrint\w*\("
+        ),
+    ),
+    (
+        "value",
+        re.compile(
+            r"^\s*(const\s+|var\s+|let\s+|static\s+|final\s+)?[\w.\[\]\"']+\s*(:[^=]{1,60})?"
+            r"(?<![=!<>])=(?!=)\s*\S|^\s*\w+\s*:\s*[-\d\"'(\[]|\b\w+\s*=\s*[-\d]"
+        ),
+    ),
+)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])|\btimedelta\(|\btime\.\w+")
+_PERMISSION = re.compile(
+    r"\b(permission\w*|scopes?|roles?|admin\w*|auth\w*|allowed|forbidden|unauthori[sz]ed|"
+    r"403|401|has_perm\w*|is_(staff|superuser|authenticated)|requires?|owner|grant\w*|"
+    r"access|acl|privilege\w*|can_\w+)\b",
+    re.I,
+)
+#: The weight of each feature of a line (:meth:`EvidenceFinder._chunk_evidence`) in
+#: its score, learnt on the answer benchmark by ``bench/answer_train.py`` (the numbers
+#: and how well they carry to a project left out are in its output and BENCHMARKS.md).
+EVIDENCE_WEIGHTS: dict[str, float] = {
+    "own": 1.0, "near": 0.8, "about_symbol": 0.5, "about_body": 0.2, "rank": 0.5,
+    "retrieval": 0.6, "secondary": -0.8, "test_for_tests": 0.3, "coarse": -0.1,
+    "bridged": 0.0, "message": 3.0, "frame": 1.5, "tested": 1.0, "long_line": -0.2,
+    "q_number": 0.3, "q_unit": 0.4, "q_no_number": -0.5, "wh_raise": 0.4, "wh_branch": 0.2,
+    "who_check": 0.4, "how_logic": 0.1, "d_definition": 0.2, "d_doc": 0.0,
+    "role_import": -0.5,
+}  # fmt: skip
+#: What a bridged hit's ``why`` starts with (:mod:`.context`).
+BRIDGED = "code that"
+_DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo|benchmarks?)/", re.I)
+_PROSE_FILE = re.compile(r"\.(md|rst|txt|adoc)$", re.I)
+#: At most this many lines in one evidence block (merged blocks: the second number).
+MAX_BLOCK_LINES = 8
+MAX_MERGED_LINES = 12
+#: A function this short is shown whole; other evidence with its block around it.
+SMALL_CHUNK = 25
+WIDE_LINES = 10
+#: Lines of one chunk this close together are shown as one block.
+MERGE_GAP = 4
+#: Blocks taken from one chunk.
+PER_CHUNK = 2
+#: Lines around a line whose terms count for it, and how much.
+NEAR = 4
+NEAR_WEIGHT = 0.4
+#: How fast a chunk's retrieval rank lowers the score of its lines.
+RANK_DECAY = 0.06
+#: Lines searched above a ``raise``/``return`` for the branch that controls it.
+BRANCH_LOOKBACK = 6
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Lines of one chunk chosen as evidence, with why."""
+
+    path: str
+    start_line: int
+    end_line: int
+    #: The displayed lines, verbatim (as indexed, secrets redacted).
+    lines: tuple[str, ...]
+    #: The line that earned the score.
+    focus: int
+    #: value, raise, branch, return, log, definition, doc, line, message, frame.
+    role: str
+    score: float
+    chunk: Chunk
+    #: The chunk's rank among the retrieved hits (0: the first).
+    rank: int
+    #: Share (0..1) of the question's subject weight this line and its symbol hold.
+    coverage: float = 0.0
+    #: What the score was computed from (:data:`EVIDENCE_WEIGHTS`).
+    features: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def focus_text(self) -> str:
+        return self.lines[self.focus - self.start_line].strip()
+
+    @property
+    def is_secondary(self) -> bool:
+        """A test, an example, documentation: listed after the code itself."""
+        return secondary_path(self.path)
+
+
+def secondary_path(path: str) -> bool:
+    return is_test_path(path) or bool(_DOC_PATH.search(path) or _PROSE_FILE.search(path))
+
+
+def line_role(text: str, chunk: Chunk) -> str:
+    stripped = text.strip()
+    if stripped and chunk.docstring and len(stripped) > 8:
+        bare = stripped.strip("\"'/*#-! ").strip()
+        if bare and bare in chunk.docstring:
+            return "doc"
+    if re.match(r"^\s*(#|//|/\*|\*|--)", text):
+        return "doc"
+    for role, pattern in ROLE_PATTERNS:
+        if pattern.search(text):
+            return role
+    return "line"
+
+
+def _depth_change(text: str) -> int:
+    bare = _LINE_COMMENT.sub("", _STRINGS.sub('""', text))
+    return sum(bare.count(c) for c in _OPEN) - sum(bare.count(c) for c in _CLOSE)
+
+
+def chunk_lines(chunk: Chunk, source: LineSource | None) -> list[tuple[int, str]]:
+    """(line number, text) of a chunk's lines. A class outline or module header is not
+    the file's lines verbatim: its range is read from the file (as indexed)."""
+    if chunk.kind in LINE_EXACT_KINDS:
+        return [(chunk.start_line + i, line) for i, line in enumerate(chunk.content.split("\n"))]
+    file_lines = source(chunk.path) if source is not None else None
+    if not file_lines:
+        return []
+    last = min(chunk.end_line, len(file_lines))
+    return [(n, file_lines[n - 1]) for n in range(chunk.start_line, last + 1)]
+
+
+def widen(ev: Evidence, source: LineSource | None) -> tuple[int, int, tuple[str, ...]]:
+    """The lines shown for a piece of evidence: a small function whole, else the
+    evidence with the lines of its block around it (same indentation or deeper), up to
+    :data:`WIDE_LINES`."""
+    lines = chunk_lines(ev.chunk, source)
+    numbers = [n for n, _ in lines]
+    if ev.start_line not in numbers or ev.end_line not in numbers:
+        return ev.start_line, ev.end_line, ev.lines
+    if ev.chunk.kind in LINE_EXACT_KINDS and len(lines) <= SMALL_CHUNK:
+        return numbers[0], numbers[-1], tuple(t for _, t in lines)
+    first, last = numbers.index(ev.start_line), numbers.index(ev.end_line)
+    base = _indent(lines[first][1])
+
+    def inside(j: int) -> bool:
+        text = lines[j][1]
+        return not text.strip() or _indent(text) >= base or text.strip()[:1] in _CLOSE
+
+    while last - first + 1 < WIDE_LINES:
+        grew = False
+        if last + 1 < len(lines) and inside(last + 1):
+            last, grew = last + 1, True
+        if (
+            last - first + 1 < WIDE_LINES
+            and first > 0
+            and lines[first - 1][1].strip()
+            and (_indent(lines[first - 1][1]) >= base)
+        ):
+            first, grew = first - 1, True
+        if not grew:
+            break
+    while last > first and not lines[last][1].strip():
+        last -= 1
+    return numbers[first], numbers[last], tuple(t for _, t in lines[first : last + 1])
+
+
+class EvidenceFinder:
+    """Scores the lines of retrieved chunks for one question."""
+
+    def __init__(
+        self,
+        shape: Shape,
+        question: Question,
+        weights: TermWeights,
+        config: Config,
+        source: LineSource | None = None,
+        tested: Sequence[str] = (),
+    ) -> None:
+        """``tested``: messages the retrieved tests assert (their raise is evidence,
+        but not the question's own literal evidence)."""
+        self.shape, self.question, self.weights = shape, question, weights
+        self.config, self.source = config, source
+        self.messages = _message_words([*question.error_texts, *quoted_messages(question)])
+        self.tested = _message_words(tested)
+        self.units = quantity_units(question.text)
+
+    def find(self, hits: Sequence[Hit], limit: int = 8) -> list[Evidence]:
+        """The best evidence in ``hits``, best first: lines of one chunk close together
+        are one block, at most :data:`PER_CHUNK` blocks a chunk."""
+        scored: list[Evidence] = []
+        top = max((h.score for h in hits), default=0.0)
+        for rank, hit in enumerate(hits):
+            scored += self._chunk_evidence(hit, rank, top)
+        scored.sort(key=lambda e: (-e.score, e.rank, e.focus))
+        chosen: list[Evidence] = []
+        for ev in scored:
+            same = [c for c in chosen if c.chunk.id == ev.chunk.id]
+            near = next((c for c in same if _overlap(ev, c, slack=MERGE_GAP)), None)
+            if near is not None:
+                adjacent = _overlap(ev, near, slack=1)
+                merged = self._merge(near, ev) if adjacent else None
+                if merged is not None:
+                    chosen[chosen.index(near)] = merged
+                continue
+            if len(same) >= PER_CHUNK or any(_overlap(ev, c) for c in chosen):
+                continue
+            chosen.append(ev)
+            if len(chosen) == limit:
+                break
+        return chosen
+
+    def with_handler(self, evidence: list[Evidence], hits: Sequence[Hit]) -> list[Evidence]:
+        """When the best evidence raises an exception, the code among ``hits`` that
+        catches it (what the caller sees: ``except MultiPartException: raise
+        HTTPException(status_code=400)``) as the second piece of evidence."""
+        if not evidence or evidence[0].role not in ("raise", "message"):
+            return evidence
+        raised = _RAISED.search(" ".join(evidence[0].lines))
+        if raised is None:
+            return evidence
+        name = raised.group(1).rpartition(".")[2]
+        catch = re.compile(
+            rf"^\s*(\}}\s*)?(except\b[^:]*\b{re.escape(name)}\b|catch\s*\(\s*(\w+\s+)?"
+            rf"[\w.]*{re.escape(name)}\b)"
+        )
+        for rank, hit in enumerate(hits):
+            lines = chunk_lines(hit.chunk, self.source)
+            for i, (number, text) in enumerate(lines):
+                if not catch.search(text):
+                    continue
+                end = i
+                while end + 1 < len(lines) and end - i < 4:
+                    end += 1
+                    if ROLE_PATTERNS[0][1].search(lines[end][1]) or lines[end][
+                        1
+                    ].strip().startswith("return"):
+                        break
+                shown = tuple(t for _, t in lines[i : end + 1])
+                handler = Evidence(
+                    hit.chunk.path, number, lines[end][0], shown, lines[end][0], "handler",
+                    evidence[0].score, hit.chunk, rank, evidence[0].coverage,
+                )  # fmt: skip
+                rest = [e for e in evidence[1:] if not _overlap(e, handler)]
+                return [evidence[0], handler, *rest]
+        return evidence
+
+    def _merge(self, a: Evidence, b: Evidence) -> Evidence | None:
+        """``a`` widened to hold ``b`` too (None when that would make it too long)."""
+        start, end = min(a.start_line, b.start_line), max(a.end_line, b.end_line)
+        if end - start + 1 > MAX_MERGED_LINES:
+            return None
+        lines = dict(chunk_lines(a.chunk, self.source))
+        if any(n not in lines for n in range(start, end + 1)):
+            return None
+        shown = tuple(lines[n] for n in range(start, end + 1))
+        return replace(a, start_line=start, end_line=end, lines=shown)
+
+    # --- scoring --------------------------------------------------------------------
+    def _chunk_evidence(self, hit: Hit, rank: int, top: float) -> list[Evidence]:
+        chunk = hit.chunk
+        lines = chunk_lines(chunk, self.source)
+        if not lines:
+            return []
+        w = self.weights
+        total = w.total or 1.0
+        symbol = stems(
+            f"{chunk.name} {chunk.qualname} {chunk.path.rpartition('/')[2]} "
+            f"{chunk.signature} {chunk.docstring[:400]}"
+        )
+        body = stems(chunk.content)
+        common = {
+            "about_symbol": w.matched(symbol) / total,
+            "about_body": w.matched(body - symbol) / total,
+            "rank": 1 / (1 + RANK_DECAY * rank),
+            "retrieval": hit.score / top if top > 0 else 0.0,
+            "secondary": float(secondary_path(chunk.path) and self.shape.kind != "tests"),
+            "test_for_tests": float(is_test_path(chunk.path) and self.shape.kind == "tests"),
+            "coarse": float(chunk.kind not in LINE_EXACT_KINDS),
+            "bridged": float(hit.why.startswith(BRIDGED)),
+        }
+        frames = self._frame_lines(chunk)
+        line_stems = [stems(text) for _, text in lines]
+        out = []
+        for i, (number, text) in enumerate(lines):
+            bare = text.strip()
+            if len(bare.strip("{}()[];,:")) < 3:
+                continue
+            role = line_role(text, chunk)
+            found = line_stems[i]
+            near = frozenset().union(*line_stems[max(0, i - NEAR) : i + NEAR + 1]) - found
+            features = dict(common)
+            features.update(self._line_features(role, text, found))
+            features["own"] = w.matched(found) / total
+            features["near"] = w.matched(near) / total
+            literal = _message_match(lines, i, self.messages)
+            features["message"] = literal
+            features["frame"] = float(number in frames)
+            features["tested"] = self._tested(lines, i) if not is_test_path(chunk.path) else 0.0
+            if literal:
+                role = "message"
+            elif features["frame"]:
+                role = "frame"
+            elif features["tested"] >= 0.5 and role == "line":
+                role = "raise"
+            coverage = (
+                1.0
+                if literal or features["frame"]
+                else min(1.0, features["own"] + 0.6 * w.matched(symbol - found) / total)
+            )
+            score = sum(EVIDENCE_WEIGHTS.get(k, 0.0) * v for k, v in features.items())
+            start, end = self._block(lines, i, role)
+            shown = tuple(t for n, t in lines if start <= n <= end)
+            out.append(
+                Evidence(
+                    chunk.path,
+                    start,
+                    end,
+                    shown,
+                    number,
+                    role,
+                    score,
+                    chunk,
+                    rank,
+                    coverage,
+                    features,
+                )
+            )
+        return out
+
+    def _line_features(self, role: str, text: str, found: frozenset[str]) -> dict[str, float]:
+        """What kind of line it is, and how that fits the question's shape."""
+        kind = self.shape.kind
+        code = _LINE_COMMENT.sub("", _STRINGS.sub('""', text))  # "01 Jan 1970" is no number
+        number = bool(_NUMBER.search(code)) or bool(_NUMBER.search(text) and "#" in text)
+        unit = bool(found & self.units) or bool(found & _DEFAULT_STEMS)
+        out = {f"role_{role}": 1.0, "long_line": float(len(text.strip()) > 200)}
+        if kind == "quantity":
+            out["q_number"] = float(number)
+            out["q_unit"] = float(number and unit)
+            out["q_no_number"] = float(not number)
+        elif kind in ("what-happens", "error"):
+            out["wh_raise"] = float(role in ("raise", "log"))
+            out["wh_branch"] = float(role in ("branch", "return"))
+        elif kind == "who":
+            out["who_check"] = float(bool(_PERMISSION.search(text)))
+        elif kind == "how":
+            out["how_logic"] = float(role in ("branch", "return", "line", "value"))
+        if kind in ("yesno", "where", "how", "impact", "tests"):
+            out["d_definition"] = float(role == "definition")
+            out["d_doc"] = float(role == "doc")
+        return out
+
+    def _frame_lines(self, chunk: Chunk) -> set[int]:
+        """Lines of this chunk that a traceback frame of the question names."""
+        out = set()
+        for frame in self.question.frames:
+            path = frame.path.replace("\\", "/").lstrip("./")
+            if (chunk.path == path or path.endswith("/" + chunk.path)) and (
+                chunk.start_line <= frame.line <= chunk.end_line
+            ):
+                out.add(frame.line)
+        return out
+
+    def _tested(self, lines: list[tuple[int, str]], i: int) -> float:
+        """The share of a message the retrieved tests assert that line ``i`` writes."""
+        return _message_match(lines, i, self.tested)
+
+    # --- the block shown around a line ------------------------------------------------
+    def _block(self, lines: list[tuple[int, str]], i: int, role: str) -> tuple[int, int]:
+        numbers = [n for n, _ in lines]
+        start = end = i
+        depth = _depth_change(lines[i][1])
+        signature = role == "value" and self._inside_signature(lines, i)
+        while depth > 0 and end + 1 < len(lines) and end - start < MAX_BLOCK_LINES - 1:
+            end += 1
+            depth += _depth_change(lines[end][1])
+        if not signature:  # a continuation line: start at its statement
+            back, depth = i, 0
+            while back > 0 and i - back < 3:
+                depth += _depth_change(lines[back - 1][1])
+                if depth <= 0:
+                    break
+                back -= 1
+            start = back if depth > 0 else start
+        if role in ("raise", "return", "message", "log"):
+            indent = _indent(lines[start][1])
+            for j in range(start - 1, max(-1, start - BRANCH_LOOKBACK - 1), -1):
+                text = lines[j][1]
+                if text.strip() and _indent(text) < indent:
+                    if ROLE_PATTERNS[3][1].search(text) and end - j < MAX_BLOCK_LINES:
+                        start = j
+                    break
+        return numbers[start], numbers[end]
+
+    @staticmethod
+    def _inside_signature(lines: list[tuple[int, str]], i: int) -> bool:
+        """Whether line ``i`` is a parameter line of a definition that opened above."""
+        depth = 0
+        for j in range(i - 1, max(-1, i - 40), -1):
+            depth += _depth_change(lines[j][1])
+            if depth > 0:
+                return bool(ROLE_PATTERNS[2][1].search(lines[j][1]))
+        return False
+
+
+_DEFAULT_STEMS = frozenset(stems("default defaults DEFAULT"))
+#: The words of a quantity's unit, by what the question asks ("how long" → a duration).
+UNITS = {
+    "duration": "timeout timeouts ttl age seconds second secs sec minutes minute hours hour "
+    "days day ms millis milliseconds interval delay expire expires expiry expiration lifetime "
+    "keepalive keep alive grace wait sleep duration period time times heartbeat",
+    "count": "max maximum min minimum limit limits count num number workers threads retries "
+    "retry attempts concurrency backlog capacity connections depth many total",
+    "size": "size sizes bytes kb mb gb memory length len buffer max maximum limit limits chunk",
+}
+_UNIT_QUESTION = (
+    ("duration", re.compile(r"\bhow (long|often|soon|frequently)|\b(timeout|expir\w*|"
+                            r"seconds?|minutes?|hours?|days?|wait\w*|interval|ttl|lifetime)\b",
+                            re.I)),
+    ("size", re.compile(r"\bhow (much|big|large)|\b(size|bytes?|memory|length|long(est)?|"
+                        r"large|big)\b", re.I)),
+    ("count", re.compile(r"\bhow many|\b(limit|maximum|max|minimum|number of|count|cap)\b",
+                         re.I)),
+)  # fmt: skip
+
+
+def quantity_units(text: str) -> frozenset[str]:
+    """The stems of the unit words a quantity question's answer likely names (all of them
+    when the question says no unit)."""
+    kinds = [kind for kind, pattern in _UNIT_QUESTION if pattern.search(text)]
+    words = " ".join(UNITS[k] for k in (kinds or list(UNITS)))
+    return frozenset(stems(words))
+
+
+def _message_match(lines: list[tuple[int, str]], i: int, messages: list[list[str]]) -> float:
+    """The best share of a message's three-word runs that line ``i`` (with the next two
+    lines: a message may continue) writes in a string."""
+    if not messages or not _STRINGS.search(lines[i][1]):
+        return 0.0
+    text = " ".join(t for _, t in lines[i : i + 3])
+    words = re.findall(r"[a-z]+", text.lower())
+    grams = {tuple(words[j : j + 3]) for j in range(len(words) - 2)}
+    best = 0.0
+    for message in messages:
+        own = [tuple(message[j : j + 3]) for j in range(len(message) - 2)]
+        if own:
+            best = max(best, sum(g in grams for g in own) / len(own))
+    return best
+
+
+_RAISED = re.compile(r"(?:raise|throw)\s+(?:new\s+)?([\w.]+)")
+_QUOTED = re.compile(r"[\"'“‘`]([^\"'”’`\n]{12,})[\"'”’`]")
+_ASSERTS = re.compile(r"\b(assert\w*|raises|match|expect\w*|==|toThrow|Equal|message|error)", re.I)
+
+
+def quoted_messages(question: Question) -> list[str]:
+    """Messages a short question quotes ("why do I get 'Headers were already written'")."""
+    if question.long:
+        return []
+    return [m.group(1) for m in _QUOTED.finditer(question.text) if len(m.group(1).split()) >= 3]
+
+
+def tested_messages(hits: Sequence[Hit]) -> dict[str, list[str]]:
+    """Hit id → the messages its test asserts (string literals of three words or more
+    on assertion lines), for the test hits among ``hits``."""
+    out: dict[str, list[str]] = {}
+    for hit in hits:
+        if not is_test_path(hit.chunk.path):
+            continue
+        found = []
+        for line in hit.chunk.content.split("\n"):
+            if _ASSERTS.search(line):
+                found += [
+                    m.group(1) for m in _QUOTED.finditer(line) if len(m.group(1).split()) >= 3
+                ]
+        if found:
+            out[hit.chunk.id] = list(dict.fromkeys(found))[:3]
+    return out
+
+
+def _message_words(texts: Sequence[str]) -> list[list[str]]:
+    """Messages' literal words (quoted values and numbers vary: dropped)."""
+    out = []
+    for text in texts:
+        literal = re.sub(r"'[^']*'|\"[^\"]*\"|<[^>]*>|\{[^}]*\}|\S*\d\S*", " ", text)
+        words = re.findall(r"[a-z]+", literal.lower())
+        if len(words) >= 3:
+            out.append(words)
+    return out
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _overlap(a: Evidence, b: Evidence, slack: int = 0) -> bool:
+    return (
+        a.path == b.path
+        and a.start_line <= b.end_line + slack
+        and b.start_line <= a.end_line + slack
+    )

@@ -1,0 +1,234 @@
+"""The lead of an offline answer: one sentence of the question's shape, built only
+from the cited code (DESIGN.md §7).
+
+- quantity: "**14 days** by default: `max_age = 14 * 24 * 60 * 60` in
+  `SessionMiddleware.__init__` (starlette/middleware/sessions.py:21)." — the value
+  as written, and what it comes to when it is arithmetic or a duration;
+- what happens / error: "`Request.form` raises `MultiPartException` ("Too many files…")
+  when `len(files) > max_files` (…)";
+- yes/no: "Yes — `GZipMiddleware` (…): its docstring or the line that does it";
+- where / how / who: the place, what it does (docstring sentence or the line);
+- impact / tests: the callers / the tests, each cited (from the code graph).
+
+Nothing is said that the cited lines do not show; the computed value of an arithmetic
+default is the only thing derived, and it says so ("= 1,209,600").
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable, Sequence
+
+from .citations import cite
+from .evidence import Evidence
+from .shape import Shape
+
+_ASSIGN = re.compile(
+    r"^\s*(?:const\s+|var\s+|let\s+|static\s+|final\s+|self\.|this\.)?"
+    r"(?P<name>[A-Za-z_$][\w$.]*)\s*(?::\s*[^=]{1,60}?)?\s*(?::=|=(?!=)|:)\s*(?P<value>.+?)\s*"
+    r"(?P<tail>[,;{]?\s*(?:(?:#|//)\s*(?P<comment>.*))?)$"
+)
+_KEYWORD_ARG = re.compile(r"(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<value>-?\d[\w.*+ /-]*)")
+_RAISE = re.compile(
+    r"(?:raise|throw)\s+(?:new\s+)?(?P<exc>[\w.]+)\s*\(\s*(?:f|r|b)?(?P<msg>\"[^\"]*\"|'[^']*'|`[^`]*`)?"
+)
+_GO_ERROR = re.compile(r"(?:errors\.New|fmt\.Errorf|panic)\(\s*(?P<msg>\"[^\"]*\"|`[^`]*`)")
+_CONDITION = re.compile(
+    r"^\s*(?:\}\s*)?(?:if|elif|else if|unless|when|case)\b\s*\(?(?P<cond>.+?)\)?"
+    r"\s*(?::|\{|then)?\s*$"
+)
+_SECONDS_HINT = re.compile(
+    r"timeout|ttl|age|interval|delay|expir|lifetime|keepalive|keep_alive|grace|seconds?|secs?|"
+    r"duration|period|wait|sleep",
+    re.I,
+)
+_MILLIS_HINT = re.compile(r"(?:_|\b)ms\b|millis", re.I)
+_DURATION_CALL = re.compile(
+    r"timedelta\((?P<args>[^)]*)\)|(?P<n>\d+)\s*\*\s*time\.(?P<unit>Second|Minute|Hour|Millisecond)"
+)
+_BINOPS: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
+}
+
+
+def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[str] = ()) -> str:
+    """The answer's first sentence from its best evidence (``facts``: graph sentences
+    for impact/tests questions, already cited)."""
+    if shape.kind in ("impact", "tests") and facts:
+        return facts[0]
+    if not evidence:
+        return facts[0] if facts else ""
+    best = evidence[0]
+    where = cite(best.path, best.start_line, best.end_line)
+    symbol = f"`{best.chunk.qualname}`" if best.chunk.qualname else f"`{best.path}`"
+    if shape.kind == "quantity":
+        quantity = _quantity(best)
+        if quantity:
+            return ("Yes: " if shape.polar else "") + f"{quantity} in {symbol} ({where})."
+    if best.role in ("raise", "message") or (
+        shape.kind in ("what-happens", "error") and best.role in ("branch", "return", "log")
+    ):
+        sentence = _behaviour(best, symbol, where, shape)
+        handler = next((e for e in evidence[1:2] if e.role == "handler"), None)
+        if handler is not None:
+            then = _clip(" ".join(line.strip() for line in handler.lines[1:]) or handler.focus_text)
+            sentence = (
+                sentence.rstrip(".") + f"; `{handler.chunk.qualname}` catches it: `{then}` "
+                f"({cite(handler.path, handler.start_line, handler.end_line)})."
+            )
+        return sentence
+    if shape.kind == "yesno" or shape.polar:
+        return f"Yes — {symbol} ({where}): {_what(best)}."
+    if shape.kind == "where":
+        return f"In {symbol} ({where}): {_what(best)}."
+    if shape.kind == "who":
+        return f"{symbol} decides it ({where}): `{_clip(best.focus_text)}`."
+    return f"{symbol} ({where}): {_what(best)}."
+
+
+_SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.S)
+
+
+def first_sentence(text: str, limit: int = 240) -> str:
+    flat = " ".join(text.split())
+    m = _SENTENCE.match(flat)
+    sentence = m.group(1) if m else flat
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+def _what(ev: Evidence) -> str:
+    """What a piece of evidence says: its docstring sentence, else the focus line."""
+    if ev.role == "doc":
+        return first_sentence(ev.focus_text.strip("\"'/*# "))
+    doc = ev.chunk.docstring.strip()
+    if doc and ev.role == "definition":
+        return first_sentence(doc)
+    return f"`{_clip(ev.focus_text)}`"
+
+
+def _behaviour(ev: Evidence, symbol: str, where: str, shape: Shape) -> str:
+    """What the code does in the case: the raise (its exception and message) and the
+    condition that leads to it, else the branch or return as written."""
+    text = " ".join(line.strip() for line in ev.lines)
+    condition = ""
+    first = ev.lines[0]
+    m = _CONDITION.match(first)
+    if m and ev.start_line < ev.focus:
+        condition = m.group("cond").strip()
+    raised = _RAISE.search(text)
+    go = _GO_ERROR.search(text)
+    when = f" when `{_clip(condition, 90)}`" if condition else ""
+    if raised:
+        message = _clip(raised.group("msg") or "", 140)
+        call = f"{raised.group('exc')}({message})" if message else raised.group("exc")
+        return f"{symbol} raises `{call}`{when} ({where})."
+    if go:
+        return f"{symbol} returns the error {_clip(go.group('msg'), 140)}{when} ({where})."
+    verb = {"log": "logs", "return": "returns"}.get(ev.role, "does")
+    focus = _clip(ev.focus_text)
+    if verb == "does":
+        return f"{symbol} handles it{when} ({where}): `{focus}`."
+    return f"{symbol} {verb} `{focus}`{when} ({where})."
+
+
+def _quantity(ev: Evidence) -> str:
+    """ "**14 days** by default: `max_age = 14 * 24 * 60 * 60`" from a value line."""
+    line = ev.focus_text
+    m = _ASSIGN.match(line)
+    name = value = comment = ""
+    if m and re.search(r"\d|timedelta|time\.", m.group("value")):
+        name, value = m.group("name"), m.group("value").rstrip(",;")
+        comment = (m.group("comment") or "").strip()
+    else:
+        k = _KEYWORD_ARG.search(line)
+        if k is None:
+            return ""
+        name, value = k.group("name"), k.group("value").strip()
+    if name in ("default", "value") and ev.chunk.name:
+        shown_name = f"{ev.chunk.name}.{name}"
+    else:
+        shown_name = name
+    human = _human(value, name + " " + ev.chunk.qualname, comment)
+    written = f"`{shown_name} = {_clip(value, 80)}`"
+    return f"**{human}** by default: {written}" if human else f"By default {written}"
+
+
+def _human(value: str, names: str, comment: str) -> str:
+    """The value in plain words: a duration when it is one, an evaluated product."""
+    duration = _DURATION_CALL.search(value)
+    if duration:
+        if duration.group("args") is not None:
+            parts = [a.strip() for a in duration.group("args").split(",") if "=" in a]
+            return ", ".join(f"{v.strip()} {k.strip()}" for k, v in (p.split("=") for p in parts))
+        unit = duration.group("unit").lower()
+        return f"{duration.group('n')} {unit}{'s' if duration.group('n') != '1' else ''}"
+    number = _evaluate(value)
+    if number is None:
+        return ""
+    if _MILLIS_HINT.search(names):
+        return _duration(number / 1000) if number >= 1000 else f"{_format(number)} ms"
+    if _SECONDS_HINT.search(names):
+        return _duration(number)
+    if comment and re.search(r"\d", comment) and len(comment) < 40:
+        return f"{_format(number)} ({comment.rstrip('.')})"
+    return _format(number)
+
+
+def _evaluate(expression: str) -> float | None:
+    """The value of an arithmetic expression of number literals, else None."""
+    text = expression.replace("_", "").strip().rstrip(",;")
+    text = re.sub(r"(?<=\d)[lLuU]+\b", "", text)
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        match = re.search(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", text)
+        return float(match.group(0)) if match and len(text) < 60 else None
+    return _value(tree)
+
+
+def _value(node: ast.expr) -> float | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return float(node.value) if not isinstance(node.value, bool) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _value(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        left, right = _value(node.left), _value(node.right)
+        if left is None or right is None or (right == 0 and isinstance(node.op, ast.Div)):
+            return None
+        try:
+            return _BINOPS[type(node.op)](left, right)
+        except (OverflowError, ZeroDivisionError):
+            return None
+    if isinstance(node, ast.Call) and node.args and len(node.args) >= 2:
+        # int(os.environ.get("WEB_CONCURRENCY", 1)): the fallback is the default
+        return _value(node.args[-1])
+    if isinstance(node, ast.Call) and len(node.args) == 1:
+        return _value(node.args[0])
+    return None
+
+
+def _duration(seconds: float) -> str:
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute")):
+        if seconds >= size and seconds % size == 0:
+            n = int(seconds // size)
+            return f"{n} {unit}{'s' if n != 1 else ''} ({_format(seconds)} seconds)"
+    return f"{_format(seconds)} second{'s' if seconds != 1 else ''}"
+
+
+def _format(number: float) -> str:
+    if number == int(number):
+        return f"{int(number):,}"
+    return f"{number:,.3g}"
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

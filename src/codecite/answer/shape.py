@@ -1,0 +1,181 @@
+"""The shape of a question: what kind of answer its asker wants to read first.
+
+By transparent rules over the question's words (no model), in this order:
+
+- ``error``: a pasted report or traceback, or a question quoting an error message —
+  lead with the line that writes the message (or the frame that fails);
+- ``tests``: which tests cover it, what to test;
+- ``impact``: what breaks if X changes, who calls X;
+- ``who``: who may do something (permissions, roles);
+- ``quantity``: how long / how many / what limit / what default — a number;
+- ``what-happens``: what happens when / if ... — the branch that handles the case;
+- ``where``: where is X — a place;
+- ``how``: how does X work — the steps;
+- ``yesno``: does it support X, can it, is there — yes, and the evidence.
+
+A ``quantity`` or ``what-happens`` question phrased as yes/no ("Is there a limit on the
+body size?") keeps its kind and is marked ``polar``: its lead starts with "Yes".
+The question's *subject* is what is left when the shape's own words are removed:
+the terms the evidence must be about.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..retrieve.keyword import STOPWORDS
+from ..retrieve.question import Question
+from ..tokens import tokenize
+from .terms import without_contractions
+
+SHAPES = ("error", "tests", "impact", "who", "quantity", "what-happens", "where", "how", "yesno")
+
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "tests",
+        re.compile(
+            r"\b(tests?|tested|testing|test cases?|unit tests?|coverage|covers?|covered|"
+            r"what should (i|we) (test|check|verify))\b",
+            re.I,
+        ),
+    ),
+    (
+        "impact",
+        re.compile(
+            r"\b(breaks?|broken|impact\w*|affect\w*|if (i|we) (change|modify|remove|rename|"
+            r"delete|refactor)|who (uses|calls)|callers?|called (by|from)|used by|usages?|"
+            r"depends? on|dependents?|ripple)\b",
+            re.I,
+        ),
+    ),
+    (
+        "who",
+        re.compile(
+            r"\b(who (can|may|is allowed|has access|gets)|which (users?|roles?|people)|"
+            r"permissions?|allowed to|authori[sz]\w*|access control|only admins?)\b",
+            re.I,
+        ),
+    ),
+    (
+        "quantity",
+        re.compile(
+            r"\b(how (long|many|much|often|big|large|soon|fast|frequently)|"
+            r"what (is|are) the (default|limit|maximum|minimum|max|min|size|timeout|"
+            r"number|port|interval)|default (value|timeout|size|limit|port|number)|"
+            r"limits?|maximum|minimum|max|timeouts?|expir\w+|ttl|lifetime|"
+            r"(size|length|duration|interval|delay|port) of)\b",
+            re.I,
+        ),
+    ),
+    (
+        "what-happens",
+        re.compile(
+            r"\b(what happens|what if|what does it do (when|if)|how does it (handle|"
+            r"behave|react|respond)|what is (returned|shown|sent|logged) (when|if)|"
+            r"when (a|an|the|someone|somebody|users?)\b.*\?$)",
+            re.I,
+        ),
+    ),
+    ("where", re.compile(r"\b(where|which (file|module|function|class|place)|locate)\b", re.I)),
+    (
+        "how",
+        re.compile(
+            r"\b(how (does|do|is|are|can|should|to)|explain|walk me through|why|"
+            r"what (does|do)|describe|steps?|flow)\b",
+            re.I,
+        ),
+    ),
+)
+_POLAR = re.compile(
+    r"^\s*(does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|must)\b", re.I
+)
+#: A short question quoting an error ("why do I get 'KeyError: user'", "TypeError: x").
+_QUOTED_ERROR = re.compile(r"\b[A-Z]\w*(Error|Exception|Exit|Panic)\b|\bpanic:|\berror:", re.I)
+#: Stop words of a question's subject: the keyword search's, but for words that name
+#: what a question can be about ("file uploads", "who can see the logs").
+SUBJECT_STOPWORDS = STOPWORDS - {"file", "files", "show", "find", "handle", "handled", "logic"}
+#: The phrases that make a shape ("how many", "what happens", "who can"), removed
+#: before the subject is read ("too many files" keeps "many").
+_SHAPE_PHRASE = re.compile(
+    r"\b(how (long|many|much|often|big|large|soon|fast|frequently|does|do|is|are|can)|"
+    r"what happens|what if|what (is|are) the|who (can|may|is allowed to|uses|calls)|"
+    r"what breaks|if (i|we) (change|modify|remove|rename|delete|refactor)|"
+    r"what should (i|we) (test|check|verify)|which tests?|where (is|are|do|does)|"
+    r"walk me through|is there|are there|does it|do we|can (i|we|it|users?))\b",
+    re.I,
+)
+#: Words that say what kind of answer is wanted or who asks, never what it is about,
+#: and the function words of English that the keyword search's stop words leave in.
+GENERIC_WORDS = frozenset(
+    """
+    one ones before after again against almost along already although always among amongst
+    another around because become becomes becoming been being below beside besides beyond
+    both cannot else elsewhere enough etc even ever every except few further hence however
+    indeed instead least less likely may maybe meanwhile mine more moreover most mostly
+    neither never nevertheless none nor not now often once only onto other others otherwise
+    ourselves per perhaps quite rather same seem seemed seems several since still such
+    than thereafter therefore these thing though thus together too toward towards under
+    unless until upon very via well whereas whether while whither whoever whole whose yet
+    yourself yourselves give gives given giving go goes going gone got put puts let lets
+    done doing does did made make makes making like likes sure okay way lot lots kind sort
+    compute computes computed computing calculate calculates calculated calculating
+    determine determines determined decide decides decided define defines defined
+    implement implements implemented configure configures configured perform performs
+    performed locate located live lives happening
+
+    happens happen happened occur occurs occurred someone somebody anyone anybody people
+    support supports supported supporting possible able way ways see seen tell say says
+    know stay stays last lasts keep kept take takes taking there here make makes need needs
+    want wants try tries please thing things some default defaults value values get gets
+    should would could might must also just really actually currently exactly
+    anything something everything nothing anywhere somewhere whatever whenever
+    our ours us they them their theirs its
+    """.split()
+)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the question asks for."""
+
+    kind: str
+    #: Phrased as yes/no ("does it", "is there", "can users").
+    polar: bool
+    #: The terms the answer must be about (identifier parts lower-cased), in order.
+    subject: tuple[str, ...]
+
+
+def question_shape(text: str, question: Question | None = None) -> Shape:
+    """The shape of ``text`` (a long question is read as :func:`read_question` did)."""
+    long = question is not None and question.long
+    head = _title(text) if long else text
+    reported = long and bool(question and (question.errors or question.frames))
+    quoted = not long and bool(_QUOTED_ERROR.search(text)) and not _RULES[0][1].search(text)
+    if reported or quoted:
+        kind = "error"
+    else:
+        kind = next((name for name, rule in _RULES if rule.search(head)), "")
+        if not kind:
+            kind = "yesno" if _POLAR.match(head) else ("error" if long else "how")
+    polar = bool(_POLAR.match(head)) and kind not in ("error", "how", "where")
+    source = without_contractions(question.prose if long and question is not None else text)
+    if not long:  # the shape's own words are not its subject
+        source = _SHAPE_PHRASE.sub(" ", source)
+    return Shape(kind, polar, subject_terms(source))
+
+
+def subject_terms(text: str) -> tuple[str, ...]:
+    """The question's content terms: tokens less stop words and generic words. A
+    snake_case whole is left to its parts (the keyword index holds only those)."""
+    out = []
+    for token in tokenize(text):
+        if len(token) < 3 or "_" in token:
+            continue
+        if token not in SUBJECT_STOPWORDS and token not in GENERIC_WORDS:
+            out.append(token)
+    return tuple(dict.fromkeys(out))
+
+
+def _title(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), text)
