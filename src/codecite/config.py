@@ -230,9 +230,13 @@ class Config:
     # below were chosen on the answer benchmark (bench/answer_bench.py, 190
     # answerable and 68 out-of-scope questions on 6 projects, BENCHMARKS.md "Answers"):
     # the most out-of-scope questions declined with at most 5% of the answerable ones.
-    #: A question naming an acronym no code holds (VIP, SMS) is declined when the top
-    #: chunks hold less than this share of the rest of its subject weight.
-    abstain_acronym_context: float = 0.6
+    #: A question naming a capitalised everyday word no code holds (Germany, VIP) is
+    #: declined when the top chunks hold less than this share of the rest of its
+    #: subject weight.
+    abstain_soft_name_context: float = 0.6
+    #: ... or when, with it, the terms no code holds carry this share of the subject
+    #: ("push notifications to iOS devices" 0.48; "the VIP discount" 0.43).
+    abstain_soft_name_absent: float = 0.45
     #: Decline when terms no indexed code holds carry this share of the question's
     #: subject weight (IDF-weighted; measured 0.55-0.75 equally good, 0.35 declined 30%
     #: of the answerable questions).

@@ -7,10 +7,11 @@ Signals, all from the question, the index and the evidence (no model needed):
   indexed file. Such a question is never declined;
 - ``absent``: the share of the question's subject weight (:mod:`.terms`) carried by
   terms that no indexed chunk contains ("keychain", "Firebase" in a web framework);
-- ``context``: the share of the subject weight found in the top retrieved chunks;
+- ``context``: the share of the subject weight found in the top retrieved chunks and
+  the chunks of the best evidence;
 - ``evidence``: the share held by the best evidence line and its symbol;
-- ``similarity``: the best cosine similarity of a retrieved chunk (model vectors; 0
-  while they are missing).
+- ``similarity``: the best cosine similarity of a retrieved chunk (model vectors; not
+  measured while they are missing, and then not used).
 
 Declined when not literal and the question is about something the index lacks
 (``absent`` ≥ ``abstain_max_absent``) or when its retrieved context covers too
@@ -29,7 +30,6 @@ Confidence levels (``Answer.confidence``):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -51,16 +51,18 @@ class Signals:
     absent: float
     context: float
     evidence: float
-    similarity: float
+    #: The best cosine similarity of a hit (None: the index has no model vectors yet).
+    similarity: float | None
     #: Specific terms of the question (names: ``Celery``, ``keychain``) no code holds.
     missing_names: tuple[str, ...] = ()
     #: ``context`` counting only the terms other than the missing names.
     rest_context: float = 0.0
-    #: The missing names written as acronyms (``VIP``, ``SMS``): product words as often
-    #: as technologies, so they decline only what the rest of the question misses too.
-    acronyms: tuple[str, ...] = ()
+    #: The missing names that are everyday words written capitalised (``Germany``,
+    #: ``VIP``): values the code may call otherwise, so they decline only a question
+    #: whose other terms the retrieved code misses too.
+    soft_names: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, float | bool | list[str]]:
+    def to_json(self) -> dict[str, float | bool | list[str] | None]:
         return {
             "literal": self.literal,
             "missing_names": list(self.missing_names),
@@ -68,7 +70,7 @@ class Signals:
             "absent": round(self.absent, 4),
             "context": round(self.context, 4),
             "evidence": round(self.evidence, 4),
-            "similarity": round(self.similarity, 4),
+            "similarity": None if self.similarity is None else round(self.similarity, 4),
         }
 
 
@@ -79,9 +81,9 @@ def signals(
     hits: Sequence[Hit],
     evidence: Sequence[Evidence],
 ) -> Signals:
+    read = [h.chunk for h in hits[:CONTEXT_HITS]] + [e.chunk for e in evidence[:CONTEXT_HITS]]
     text = " ".join(
-        f"{h.chunk.path} {h.chunk.qualname} {h.chunk.docstring} {h.chunk.content}"
-        for h in hits[:CONTEXT_HITS]
+        f"{c.path} {c.qualname} {c.docstring} {c.content}" for c in {c.id: c for c in read}.values()
     )
     literal = any(e.role in ("message", "frame") for e in evidence)
     if question.paths:
@@ -92,10 +94,11 @@ def signals(
     if info.identifiers and not literal:  # a symbol the question names, found
         named = {n for i in info.identifiers for n in symbol_candidates(i)[:2]}
         literal = any(h.chunk.qualname in named or h.chunk.name in named for h in hits)
-    similarity = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
+    # None while the index has no model vectors: closeness is then not measured
+    similarity = max((h.similarity for h in hits if h.similarity is not None), default=None)
     # A pasted report names the reporter's own code (their modules, their functions):
     # only a short question's names must be in the indexed code.
-    names = set() if question.long else specific_terms(question.text)
+    names = {} if question.long else specific_terms(question.text)
     missing = tuple(t for t in weights.absent if t in names)
     found = stems(text)
     return Signals(
@@ -106,7 +109,7 @@ def signals(
         similarity,
         missing,
         weights.share(found, without=missing),
-        tuple(t for t in missing if _written_in_capitals(t, question.text)),
+        tuple(t for t in missing if not names[t]),
     )
 
 
@@ -114,17 +117,18 @@ def declines(s: Signals, config: Config) -> bool:
     """Whether the question should get "not enough information" (see the module)."""
     if s.literal:
         return False
-    if set(s.missing_names) - set(s.acronyms):
+    if set(s.missing_names) - set(s.soft_names):
         return True
-    if s.acronyms and s.rest_context < config.abstain_acronym_context:
+    if s.soft_names and (
+        s.rest_context < config.abstain_soft_name_context
+        or s.absent >= config.abstain_soft_name_absent
+    ):
         return True
     if s.absent >= config.abstain_max_absent:
         return True
+    if s.similarity is None:  # no model vectors yet: the context alone does not decide
+        return False
     return s.context < config.abstain_min_coverage and s.similarity < config.abstain_min_similarity
-
-
-def _written_in_capitals(term: str, text: str) -> bool:
-    return bool(re.search(rf"\b{re.escape(term.upper())}s?\b", text))
 
 
 def level(s: Signals, declined: bool, lead: Evidence | None, config: Config) -> str:

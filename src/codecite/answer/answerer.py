@@ -56,7 +56,7 @@ class Answer:
     #: :mod:`codecite.answer.abstain`.
     confidence: str = "low"
     #: The numbers behind ``confidence`` and abstention.
-    signals: dict[str, float | bool] = field(default_factory=dict)
+    signals: dict[str, float | bool | list[str] | None] = field(default_factory=dict)
     #: Problems found by the citation check ("2 citations not in the context", ...).
     flags: list[str] = field(default_factory=list)
     #: Why this LLM was used (for ``--llm auto``).

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..config import Config
 from ..graph.testmap import is_test_path
@@ -102,13 +102,12 @@ EVIDENCE_WEIGHTS: dict[str, float] = {
 BRIDGED = "code that"
 _DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo|benchmarks?)/", re.I)
 _PROSE_FILE = re.compile(r"\.(md|rst|txt|adoc)$", re.I)
-#: At most this many lines in one evidence block (merged blocks: the second number).
+#: At most this many lines in one piece of evidence (a statement and its branch).
 MAX_BLOCK_LINES = 8
-MAX_MERGED_LINES = 12
 #: A function this short is shown whole; other evidence with its block around it.
 SMALL_CHUNK = 25
 WIDE_LINES = 10
-#: Lines of one chunk this close together are shown as one block.
+#: Evidence this close to a better one of the same chunk is left to its block.
 MERGE_GAP = 4
 #: Blocks taken from one chunk.
 PER_CHUNK = 2
@@ -241,7 +240,7 @@ class EvidenceFinder:
         self.config, self.source = config, source
         self.messages = _message_words([*question.error_texts, *quoted_messages(question)])
         self.tested = _message_words(tested)
-        self.units = quantity_units(question.text)
+        self.units = shape.units
 
     def find(self, hits: Sequence[Hit], limit: int = 8) -> list[Evidence]:
         """The best evidence in ``hits``, best first: lines of one chunk close together
@@ -254,14 +253,9 @@ class EvidenceFinder:
         chosen: list[Evidence] = []
         for ev in scored:
             same = [c for c in chosen if c.chunk.id == ev.chunk.id]
-            near = next((c for c in same if _overlap(ev, c, slack=MERGE_GAP)), None)
-            if near is not None:
-                adjacent = _overlap(ev, near, slack=1)
-                merged = self._merge(near, ev) if adjacent else None
-                if merged is not None:
-                    chosen[chosen.index(near)] = merged
-                continue
-            if len(same) >= PER_CHUNK or any(_overlap(ev, c) for c in chosen):
+            if len(same) >= PER_CHUNK or any(_overlap(ev, c, slack=MERGE_GAP) for c in same):
+                continue  # the block shown of the first holds the lines around it
+            if any(_overlap(ev, c) for c in chosen):
                 continue
             chosen.append(ev)
             if len(chosen) == limit:
@@ -303,18 +297,6 @@ class EvidenceFinder:
                 return [evidence[0], handler, *rest]
         return evidence
 
-    def _merge(self, a: Evidence, b: Evidence) -> Evidence | None:
-        """``a`` widened to hold ``b`` too (None when that would make it too long)."""
-        start, end = min(a.start_line, b.start_line), max(a.end_line, b.end_line)
-        if end - start + 1 > MAX_MERGED_LINES:
-            return None
-        lines = dict(chunk_lines(a.chunk, self.source))
-        if any(n not in lines for n in range(start, end + 1)):
-            return None
-        shown = tuple(lines[n] for n in range(start, end + 1))
-        return replace(a, start_line=start, end_line=end, lines=shown)
-
-    # --- scoring --------------------------------------------------------------------
     def _chunk_evidence(self, hit: Hit, rank: int, top: float) -> list[Evidence]:
         chunk = hit.chunk
         lines = chunk_lines(chunk, self.source)
@@ -463,32 +445,6 @@ class EvidenceFinder:
 
 
 _DEFAULT_STEMS = frozenset(stems("default defaults DEFAULT"))
-#: The words of a quantity's unit, by what the question asks ("how long" → a duration).
-UNITS = {
-    "duration": "timeout timeouts ttl age seconds second secs sec minutes minute hours hour "
-    "days day ms millis milliseconds interval delay expire expires expiry expiration lifetime "
-    "keepalive keep alive grace wait sleep duration period time times heartbeat",
-    "count": "max maximum min minimum limit limits count num number workers threads retries "
-    "retry attempts concurrency backlog capacity connections depth many total",
-    "size": "size sizes bytes kb mb gb memory length len buffer max maximum limit limits chunk",
-}
-_UNIT_QUESTION = (
-    ("duration", re.compile(r"\bhow (long|often|soon|frequently)|\b(timeout|expir\w*|"
-                            r"seconds?|minutes?|hours?|days?|wait\w*|interval|ttl|lifetime)\b",
-                            re.I)),
-    ("size", re.compile(r"\bhow (much|big|large)|\b(size|bytes?|memory|length|long(est)?|"
-                        r"large|big)\b", re.I)),
-    ("count", re.compile(r"\bhow many|\b(limit|maximum|max|minimum|number of|count|cap)\b",
-                         re.I)),
-)  # fmt: skip
-
-
-def quantity_units(text: str) -> frozenset[str]:
-    """The stems of the unit words a quantity question's answer likely names (all of them
-    when the question says no unit)."""
-    kinds = [kind for kind, pattern in _UNIT_QUESTION if pattern.search(text)]
-    words = " ".join(UNITS[k] for k in (kinds or list(UNITS)))
-    return frozenset(stems(words))
 
 
 def _message_match(lines: list[tuple[int, str]], i: int, messages: list[list[str]]) -> float:

@@ -24,15 +24,19 @@ from collections.abc import Callable, Sequence
 from .citations import cite
 from .evidence import Evidence
 from .shape import Shape
+from .terms import stems
 
-_ASSIGN = re.compile(
-    r"^\s*(?:const\s+|var\s+|let\s+|static\s+|final\s+|self\.|this\.)?"
-    r"(?P<name>[A-Za-z_$][\w$.]*)\s*(?::\s*[^=]{1,60}?)?\s*(?::=|=(?!=)|:)\s*(?P<value>.+?)\s*"
-    r"(?P<tail>[,;{]?\s*(?:(?:#|//)\s*(?P<comment>.*))?)$"
+#: ``name = value``, ``name: type = value`` (a default), ``name := value``, ``name: value``
+#: (an object or struct literal); the value up to a separator at its own depth.
+_VALUE = re.compile(
+    r"(?<![\w.])(?P<name>[A-Za-z_$][\w$]*)\s*(?::\s*[\w\[\]|. ]{1,60}?)?\s*"
+    r"(?:(?<![=!<>:])=(?!=)|:=|:(?!:))\s*"
+    r"(?P<value>(?:\((?:[^()]|\([^()]*\))*\)|[^,;{}()])+)"
+    r"|\b(?:set|setdefault|get)\(\s*['\"](?P<key>[^'\"]+)['\"]\s*,\s*(?P<setting>[^()]+?)\s*\)"
 )
-_KEYWORD_ARG = re.compile(r"(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<value>-?\d[\w.*+ /-]*)")
 _RAISE = re.compile(
-    r"(?:raise|throw)\s+(?:new\s+)?(?P<exc>[\w.]+)\s*\(\s*(?:f|r|b)?(?P<msg>\"[^\"]*\"|'[^']*'|`[^`]*`)?"
+    r"(?:raise|throw)\s+(?:new\s+)?(?P<exc>[\w.]+)\s*\(\s*"
+    r"(?P<msg>(?:f|r|b)?(?:\"[^\"]*\"|'[^']*'|`[^`]*`))?"
 )
 _GO_ERROR = re.compile(r"(?:errors\.New|fmt\.Errorf|panic)\(\s*(?P<msg>\"[^\"]*\"|`[^`]*`)")
 _CONDITION = re.compile(
@@ -44,6 +48,7 @@ _SECONDS_HINT = re.compile(
     r"duration|period|wait|sleep",
     re.I,
 )
+_SIZE_HINT = re.compile(r"size|bytes|memory|length|buffer|body|upload|payload", re.I)
 _MILLIS_HINT = re.compile(r"(?:_|\b)ms\b|millis", re.I)
 _DURATION_CALL = re.compile(
     r"timedelta\((?P<args>[^)]*)\)|(?P<n>\d+)\s*\*\s*time\.(?P<unit>Second|Minute|Hour|Millisecond)"
@@ -55,6 +60,7 @@ _BINOPS: dict[type[ast.operator], Callable[[float, float], float]] = {
     ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv,
     ast.Pow: operator.pow,
+    ast.LShift: lambda a, b: float(int(a) << int(b)),
 }
 
 
@@ -69,7 +75,7 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
     where = cite(best.path, best.start_line, best.end_line)
     symbol = f"`{best.chunk.qualname}`" if best.chunk.qualname else f"`{best.path}`"
     if shape.kind == "quantity":
-        quantity = _quantity(best)
+        quantity = _quantity(best, shape.units)
         if quantity:
             return ("Yes: " if shape.polar else "") + f"{quantity} in {symbol} ({where})."
     if best.role in ("raise", "message") or (
@@ -106,10 +112,10 @@ def first_sentence(text: str, limit: int = 240) -> str:
 def _what(ev: Evidence) -> str:
     """What a piece of evidence says: its docstring sentence, else the focus line."""
     if ev.role == "doc":
-        return first_sentence(ev.focus_text.strip("\"'/*# "))
+        return first_sentence(ev.focus_text.strip("\"'/*# ")).rstrip(".")
     doc = ev.chunk.docstring.strip()
     if doc and ev.role == "definition":
-        return first_sentence(doc)
+        return first_sentence(doc).rstrip(".")
     return f"`{_clip(ev.focus_text)}`"
 
 
@@ -138,26 +144,37 @@ def _behaviour(ev: Evidence, symbol: str, where: str, shape: Shape) -> str:
     return f"{symbol} {verb} `{focus}`{when} ({where})."
 
 
-def _quantity(ev: Evidence) -> str:
-    """ "**14 days** by default: `max_age = 14 * 24 * 60 * 60`" from a value line."""
+def _quantity(ev: Evidence, units: frozenset[str] = frozenset()) -> str:
+    """ "**14 days** by default: `max_age = 14 * 24 * 60 * 60`" from a value line: of
+    the line's assignments and defaults (``x = 30``, ``name: int = 5`` in a signature,
+    ``Timeout: 30 * time.Second`` in a literal) the one with a number, its name matching
+    the question's unit words first."""
     line = ev.focus_text
-    m = _ASSIGN.match(line)
-    name = value = comment = ""
-    if m and re.search(r"\d|timedelta|time\.", m.group("value")):
-        name, value = m.group("name"), m.group("value").rstrip(",;")
-        comment = (m.group("comment") or "").strip()
-    else:
-        k = _KEYWORD_ARG.search(line)
-        if k is None:
-            return ""
-        name, value = k.group("name"), k.group("value").strip()
+    code, _, comment = _split_comment(line)
+    found = [
+        (m.group("name") or m.group("key"), (m.group("value") or m.group("setting")).strip())
+        for m in _VALUE.finditer(code)
+    ]
+    found = [(n, v.rstrip(",;")) for n, v in found if re.search(r"\d|timedelta|time\.", v)]
+    if not found:
+        return ""
+    name, value = max(found, key=lambda nv: (bool(stems(nv[0]) & units), -found.index(nv)))
     if name in ("default", "value") and ev.chunk.name:
         shown_name = f"{ev.chunk.name}.{name}"
     else:
         shown_name = name
-    human = _human(value, name + " " + ev.chunk.qualname, comment)
+    human = _human(value, name + " " + ev.chunk.qualname, comment.strip())
     written = f"`{shown_name} = {_clip(value, 80)}`"
     return f"**{human}** by default: {written}" if human else f"By default {written}"
+
+
+def _split_comment(line: str) -> tuple[str, str, str]:
+    """(code, marker, comment) of a line; a ``#`` or ``//`` inside a string is code."""
+    bare = re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', lambda m: "_" * len(m.group(0)), line)
+    at = min((i for i in (bare.find(" #"), bare.find("//")) if i >= 0), default=-1)
+    if bare.lstrip().startswith("#"):
+        at = bare.index("#")
+    return (line, "", "") if at < 0 else (line[:at], line[at : at + 2], line[at + 2 :])
 
 
 def _human(value: str, names: str, comment: str) -> str:
@@ -172,6 +189,8 @@ def _human(value: str, names: str, comment: str) -> str:
     number = _evaluate(value)
     if number is None:
         return ""
+    if _SIZE_HINT.search(names) and number >= 1024:
+        return _size(number)
     if _MILLIS_HINT.search(names):
         return _duration(number / 1000) if number >= 1000 else f"{_format(number)} ms"
     if _SECONDS_HINT.search(names):
@@ -221,6 +240,13 @@ def _duration(seconds: float) -> str:
             n = int(seconds // size)
             return f"{n} {unit}{'s' if n != 1 else ''} ({_format(seconds)} seconds)"
     return f"{_format(seconds)} second{'s' if seconds != 1 else ''}"
+
+
+def _size(number: float) -> str:
+    for size, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if number >= size and number % size == 0:
+            return f"{_format(number / size)} {unit} ({_format(number)} bytes)"
+    return f"{_format(number)} bytes"
 
 
 def _format(number: float) -> str:

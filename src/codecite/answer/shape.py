@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ..retrieve.keyword import STOPWORDS
 from ..retrieve.question import Question
 from ..tokens import tokenize
-from .terms import without_contractions
+from .terms import stems, without_contractions
 
 SHAPES = ("error", "tests", "impact", "who", "quantity", "what-happens", "where", "how", "yesno")
 
@@ -105,6 +105,13 @@ _SHAPE_PHRASE = re.compile(
     r"walk me through|is there|are there|does it|do we|can (i|we|it|users?))\b",
     re.I,
 )
+#: A message quoted in a short question, and words saying that it was seen.
+_QUOTED_MESSAGE = re.compile(r"[\"'“‘`][^\"'”’`\n]*\w+\s+\w+\s+\w+[^\"'”’`\n]*[\"'”’`]")
+_SEEN = re.compile(
+    r"\b(get|gets|getting|got|see|sees|seeing|saw|shows?|showing|says?|saying|prints?|"
+    r"printed|logs?|logged|error|message|fails?|failed|failing|raises?|raised|crash\w*)\b",
+    re.I,
+)
 #: Words that say what kind of answer is wanted or who asks, never what it is about,
 #: and the function words of English that the keyword search's stop words leave in.
 GENERIC_WORDS = frozenset(
@@ -135,6 +142,34 @@ GENERIC_WORDS = frozenset(
 )
 
 
+#: The words of a quantity's unit, by what the question asks ("how long" → a duration).
+UNITS = {
+    "duration": "timeout timeouts ttl age seconds second secs sec minutes minute hours hour "
+    "days day ms millis milliseconds interval delay expire expires expiry expiration lifetime "
+    "keepalive keep alive grace wait sleep duration period time times heartbeat",
+    "count": "max maximum min minimum limit limits count num number workers threads retries "
+    "retry attempts concurrency backlog capacity connections depth many total",
+    "size": "size sizes bytes kb mb gb memory length len buffer max maximum limit limits chunk",
+}
+_UNIT_QUESTION = (
+    ("duration", re.compile(r"\bhow (long|often|soon|frequently)|\b(timeout|expir\w*|"
+                            r"seconds?|minutes?|hours?|days?|wait\w*|interval|ttl|lifetime)\b",
+                            re.I)),
+    ("size", re.compile(r"\bhow (much|big|large)|\b(size|bytes?|memory|length|long(est)?|"
+                        r"large|big)\b", re.I)),
+    ("count", re.compile(r"\bhow many|\b(limit|maximum|max|minimum|number of|count|cap)\b",
+                         re.I)),
+)  # fmt: skip
+
+
+def quantity_units(text: str) -> frozenset[str]:
+    """The stems of the unit words a quantity question's answer likely names (all of them
+    when the question says no unit)."""
+    kinds = [kind for kind, pattern in _UNIT_QUESTION if pattern.search(text)]
+    words = " ".join(UNITS[k] for k in (kinds or list(UNITS)))
+    return frozenset(stems(words))
+
+
 @dataclass(frozen=True)
 class Shape:
     """What the question asks for."""
@@ -144,6 +179,8 @@ class Shape:
     polar: bool
     #: The terms the answer must be about (identifier parts lower-cased), in order.
     subject: tuple[str, ...]
+    #: For a quantity: the stems of the unit words its answer likely names.
+    units: frozenset[str] = frozenset()
 
 
 def question_shape(text: str, question: Question | None = None) -> Shape:
@@ -151,7 +188,13 @@ def question_shape(text: str, question: Question | None = None) -> Shape:
     long = question is not None and question.long
     head = _title(text) if long else text
     reported = long and bool(question and (question.errors or question.frames))
-    quoted = not long and bool(_QUOTED_ERROR.search(text)) and not _RULES[0][1].search(text)
+    quoted = (
+        not long
+        and not _RULES[0][1].search(text)
+        and bool(
+            _QUOTED_ERROR.search(text) or (_QUOTED_MESSAGE.search(text) and _SEEN.search(text))
+        )
+    )
     if reported or quoted:
         kind = "error"
     else:
@@ -160,9 +203,13 @@ def question_shape(text: str, question: Question | None = None) -> Shape:
             kind = "yesno" if _POLAR.match(head) else ("error" if long else "how")
     polar = bool(_POLAR.match(head)) and kind not in ("error", "how", "where")
     source = without_contractions(question.prose if long and question is not None else text)
-    if not long:  # the shape's own words are not its subject
+    if not long:  # the shape's own words are not its subject ("affected", "how many")
         source = _SHAPE_PHRASE.sub(" ", source)
-    return Shape(kind, polar, subject_terms(source))
+        rule = dict(_RULES).get(kind)
+        if rule is not None:
+            source = rule.sub(lambda m: " " if len(m.group(0).split()) <= 3 else m.group(0), source)
+    units = quantity_units(text) if kind == "quantity" else frozenset()
+    return Shape(kind, polar, subject_terms(source), units)
 
 
 def subject_terms(text: str) -> tuple[str, ...]:
@@ -170,8 +217,8 @@ def subject_terms(text: str) -> tuple[str, ...]:
     snake_case whole is left to its parts (the keyword index holds only those)."""
     out = []
     for token in tokenize(text):
-        if len(token) < 3 or "_" in token:
-            continue
+        if (len(token) < 3 and not any(c.isdigit() for c in token)) or "_" in token:
+            continue  # "s3" and "ec2" stay
         if token not in SUBJECT_STOPWORDS and token not in GENERIC_WORDS:
             out.append(token)
     return tuple(dict.fromkeys(out))

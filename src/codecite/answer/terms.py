@@ -190,21 +190,25 @@ def without_contractions(text: str) -> str:
     return _CONTRACTION.sub("", text)
 
 
-def specific_terms(text: str) -> set[str]:
-    """The lower-cased words of ``text`` that name something specific: one written
-    capitalised inside a sentence or in capitals (``Celery``, ``PowerShell``, ``SMS``;
-    common acronyms aside), or one that is no everyday word (``keychain``)."""
+def specific_terms(text: str) -> dict[str, bool]:
+    """The lower-cased words of ``text`` that name something specific, each mapped to
+    whether it is *firmly* a name: a word that is no everyday word (``keychain``,
+    ``Celery``, ``PowerShell``, ``JWT``) or a word of business (prices, plans); an
+    everyday word written capitalised inside a sentence or in capitals (``Germany``,
+    ``VIP``, ``Windows``) is a name too, but not firmly (it may be a value the code
+    calls otherwise: a region code, a tier). Common acronyms (API, URL) are none."""
     common = _common_words()
-    out: set[str] = set()
+    out: dict[str, bool] = {}
     for sentence in re.split(r"(?<=[.!?])\s+|\n", without_contractions(text)):
         for i, m in enumerate(_NAME.finditer(sentence)):
-            word = m.group(0)
-            for part in re.split(r"[.+#]", word):
+            for part in re.split(r"[.+#]", m.group(0)):
                 low = part.lower()
                 if len(low) < 2 or low in _PLAIN_CAPITALS:
                     continue
                 capital = any(c.isupper() for c in part) and (i > 0 or part.isupper())
-                name = capital or (low.isalpha() and not _everyday(low, common))
-                if name or low in BUSINESS_WORDS:
-                    out.add(low)
+                rare = not _everyday(low, common)
+                if (rare and (capital or low.isalpha())) or low in BUSINESS_WORDS:
+                    out[low] = True
+                elif capital:
+                    out.setdefault(low, False)
     return out

@@ -1,0 +1,211 @@
+"""Evidence-first answers (issue 20): the question's shape, the line that answers, the
+lead sentence built from it, one citation per block, calibrated abstention, and the
+LLM prompt leading with the same evidence. On a small real repository (real
+tree-sitter, the real SQLite store, keyword and static tiers: no model vectors, as an
+index is in its first seconds)."""
+
+from __future__ import annotations
+
+import pytest
+from repos import make_git_repo
+
+import codecite
+from codecite.answer.citations import parse_citations
+from codecite.answer.shape import question_shape
+from codecite.answer.terms import specific_terms, stem
+from codecite.retrieve.question import read_question
+
+APP = {
+    "webapp/sessions.py": (
+        '"""Signed-cookie sessions."""\n'
+        "from datetime import timedelta\n\n"
+        "#: How long a login session stays valid without activity.\n"
+        "SESSION_LIFETIME = timedelta(days=31)\n\n\n"
+        "class SessionStore:\n"
+        '    """Keeps the signed session cookie of each visitor."""\n\n'
+        "    def __init__(self, secret: str, max_age: int = 14 * 24 * 60 * 60) -> None:\n"
+        "        self.secret = secret\n"
+        "        self.max_age = max_age\n\n"
+        "    def cookie_header(self, value: str) -> str:\n"
+        '        """The Set-Cookie header of a session."""\n'
+        '        return f"session={value}; Max-Age={self.max_age}; HttpOnly"\n'
+    ),
+    "webapp/uploads.py": (
+        '"""Multipart uploads."""\n\n\n'
+        "class UploadError(Exception):\n"
+        '    """An upload the server refuses."""\n\n\n'
+        "def parse_files(parts: list[bytes], max_files: int = 1000) -> list[bytes]:\n"
+        '    """The uploaded files of a form."""\n'
+        "    files = []\n"
+        "    for part in parts:\n"
+        "        files.append(part)\n"
+        "        if len(files) > max_files:\n"
+        '            raise UploadError(f"Too many files. Maximum number of files is {max_files}.")\n'  # noqa: E501
+        "    return files\n\n\n"
+        "def handle_form(parts: list[bytes]) -> tuple[int, str]:\n"
+        '    """Status and body of the response to a form post."""\n'
+        "    try:\n"
+        "        parse_files(parts)\n"
+        "    except UploadError as exc:\n"
+        "        return 400, str(exc)\n"
+        '    return 200, "ok"\n'
+    ),
+    "tests/test_uploads.py": (
+        "from webapp.uploads import handle_form, parse_files\n\n\n"
+        "def test_too_many_files_are_refused():\n"
+        '    status, body = handle_form([b"x"] * 1001)\n'
+        '    assert body == "Too many files. Maximum number of files is 1000."\n\n\n'
+        "def test_a_few_files_pass():\n"
+        '    assert parse_files([b"a", b"b"]) == [b"a", b"b"]\n'
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory):
+    repo = make_git_repo(tmp_path_factory.mktemp("evidence") / "app", APP)
+    idx = codecite.open_index(repo)
+    idx.update(embed=False)
+    yield idx
+    idx.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "polar"),
+    [
+        ("How long does a login session stay valid?", "quantity", False),
+        ("Is there a limit on how many files one form can upload?", "quantity", True),
+        ("Does it support gzip compression of responses?", "yesno", True),
+        ("What happens when someone uploads too many files?", "what-happens", False),
+        ("Where is the session cookie written?", "where", False),
+        ("How does the upload parser split a form?", "how", False),
+        ("What breaks if I change parse_files?", "impact", False),
+        ("Which tests cover the upload limits?", "tests", False),
+        ("Who can delete another user's project?", "who", False),
+        ("why do I get 'Too many files. Maximum number of files is 1000.'", "error", False),
+    ],
+)
+def test_question_shapes(question: str, kind: str, polar: bool) -> None:
+    shape = question_shape(question)
+    assert (shape.kind, shape.polar) == (kind, polar)
+
+
+def test_a_shape_words_are_not_the_subject() -> None:
+    assert question_shape("How many worker processes run by default?").subject == (
+        "worker",
+        "processes",
+        "run",
+    )
+    # "too many files" keeps "many" and "files": they are what it is about
+    assert set(question_shape("What happens if I upload too many files?").subject) >= {
+        "many",
+        "files",
+    }
+
+
+def test_a_bug_report_is_an_error_question() -> None:
+    report = (
+        "The upload endpoint returns 400 for a big batch:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "webapp/uploads.py", line 15, in parse_files\n'
+        "UploadError: Too many files. Maximum number of files is 1000.\n" + "word " * 60
+    )
+    assert question_shape(report, read_question(report)).kind == "error"
+
+
+def test_names_and_stems() -> None:
+    names = specific_terms("Do we store credentials in the OS keychain or in Celery for VIP users?")
+    assert names == {"keychain": True, "celery": True, "vip": False}
+    assert specific_terms("How long does a login session stay valid?") == {}
+    assert stem("files") == stem("file") and stem("loyalty") == stem("loyal")
+    assert stem("compression") == stem("compressed")
+
+
+def test_quantity_leads_with_the_value_and_what_it_comes_to(index: codecite.Index) -> None:
+    answer = index.ask("How long does a login session stay valid?", "extractive")
+    assert not answer.insufficient and answer.shape == "quantity"
+    assert answer.lead.startswith("**31 days** by default: `SESSION_LIFETIME = timedelta(days=31)`")
+    assert "(webapp/sessions.py:5)" in answer.lead
+    first = parse_citations(answer.lead)[0]
+    assert first[:3] == ("webapp/sessions.py", 5, 5)
+    cookie = index.ask("How many seconds is the session cookie kept by the browser?", "extractive")
+    assert "**14 days (1,209,600 seconds)** by default: `max_age = 14 * 24 * 60 * 60`" in (
+        cookie.lead
+    )
+
+
+def test_what_happens_leads_with_the_raise_and_the_code_that_catches_it(
+    index: codecite.Index,
+) -> None:
+    answer = index.ask("What happens when someone uploads too many files?", "extractive")
+    assert answer.lead.startswith(
+        '`parse_files` raises `UploadError(f"Too many files. Maximum number of files is '
+        '{max_files}.")` when `len(files) > max_files` (webapp/uploads.py:13-14)'
+    )
+    assert "`handle_form` catches it: `return 400, str(exc)`" in answer.lead
+    # tests last: the code itself comes before the test that asserts the message
+    paths = [b.path for b in answer.blocks]
+    assert paths[0] == "webapp/uploads.py"
+    assert "tests/test_uploads.py" not in paths or paths.index("tests/test_uploads.py") > 0
+
+
+def test_one_citation_per_block_and_each_block_verified(index: codecite.Index) -> None:
+    answer = index.ask("What happens when someone uploads too many files?", "extractive")
+    data = answer.to_json()
+    assert data["confidence"] in ("high", "medium", "low") and data["shape"] == "what-happens"
+    assert data["lead"] and data["blocks"]
+    written = [c[3] for c in parse_citations(answer.answer)]
+    for block in data["blocks"]:
+        assert block["citation"] in written  # each block cited once, in the text
+        assert block["verified"] is True
+        first = block["shown_start_line"]
+        assert block["start_line"] <= first <= block["end_line"]
+        assert len(block["lines"]) >= 1
+    # a citation inside code shown in a block is never read as a claim
+    assert all(not c.text.startswith("webapp/uploads.py:0") for c in answer.citations)
+
+
+def test_a_literal_message_is_never_declined(index: codecite.Index) -> None:
+    answer = index.ask(
+        "why do I get 'Too many files. Maximum number of files is 1000.'", "extractive"
+    )
+    assert not answer.insufficient and answer.confidence == "high"
+    assert answer.signals["literal"] is True
+    assert parse_citations(answer.lead)[0][:3] == ("webapp/uploads.py", 13, 14)  # + its branch
+
+
+def test_a_question_about_something_the_code_lacks_is_declined(index: codecite.Index) -> None:
+    for question in (
+        "Do we store credentials in the OS keychain?",
+        "Do we send push notifications through Firebase?",
+        "How much does the enterprise plan cost per seat?",
+    ):
+        answer = index.ask(question, "extractive")
+        assert answer.insufficient and answer.confidence == "none", question
+        assert answer.citations == [] and answer.blocks == []
+        assert "No indexed code mentions" in answer.answer
+    keychain = index.ask("Do we store credentials in the OS keychain?", "extractive")
+    assert "“keychain”" in keychain.answer
+
+
+def test_the_prompt_leads_with_the_evidence_and_asks_for_the_shape(
+    index: codecite.Index,
+) -> None:
+    from codecite.answer.prompt import build_messages
+
+    question = "What happens when someone uploads too many files?"
+    draft = index.answerer.prepare(question)
+    assert draft.messages is None  # extractive: answered at once
+    answer = draft.answer
+    messages = build_messages(question, answer.sources, answer.intent, answer.evidence, None)
+    user = messages[1]["content"]
+    assert user.index("The lines most likely to answer") < user.index("Context blocks")
+    assert "webapp/uploads.py:13-14" in user.split("Context blocks")[0]
+    shaped = build_messages(
+        question,
+        answer.sources,
+        answer.intent,
+        answer.evidence,
+        question_shape(question),
+    )[1]["content"]
+    assert "Start with what the code does in that case" in shaped
