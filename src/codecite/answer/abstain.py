@@ -61,6 +61,8 @@ class Signals:
     #: ``VIP``): values the code may call otherwise, so they decline only a question
     #: whose other terms the retrieved code misses too.
     soft_names: tuple[str, ...] = ()
+    #: A long question (a pasted report): its words are the reporter's, its own code's.
+    long: bool = False
 
     def to_json(self) -> dict[str, float | bool | list[str] | None]:
         return {
@@ -110,6 +112,7 @@ def signals(
         missing,
         weights.share(found, without=missing),
         tuple(t for t in missing if not names[t]),
+        question.long,
     )
 
 
@@ -124,7 +127,7 @@ def declines(s: Signals, config: Config) -> bool:
         or s.absent >= config.abstain_soft_name_absent
     ):
         return True
-    if s.absent >= config.abstain_max_absent:
+    if s.absent >= config.abstain_max_absent and not s.long:
         return True
     if s.similarity is None:  # no model vectors yet: the context alone does not decide
         return False

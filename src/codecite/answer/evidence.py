@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from ..chunking.grammars import is_code_language
 from ..config import Config
 from ..graph.testmap import is_test_path
 from ..retrieve.question import Question
@@ -114,6 +115,12 @@ PER_CHUNK = 2
 #: Lines around a line whose terms count for it, and how much.
 NEAR = 4
 NEAR_WEIGHT = 0.4
+#: Logged messages of a report looked for in the code.
+MAX_LOGGED = 12
+#: Pieces of evidence given their prose sentence and nearby value, and the lines of
+#: prose read around a line for its sentence.
+DESCRIBED = 2
+PROSE_LINES = 6
 #: How fast a chunk's retrieval rank lowers the score of its lines.
 RANK_DECAY = 0.06
 #: Lines searched above a ``raise``/``return`` for the branch that controls it.
@@ -141,6 +148,12 @@ class Evidence:
     coverage: float = 0.0
     #: What the score was computed from (:data:`EVIDENCE_WEIGHTS`).
     features: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+    #: For the leading evidence (:meth:`EvidenceFinder.described`): the sentence of prose
+    #: (docstring, comment, setting description) the focus line is part of, and the
+    #: nearest line of the chunk that sets a number (a setting's ``default = 30``).
+    sentence: str = ""
+    value_line: int = 0
+    value_text: str = ""
 
     @property
     def focus_text(self) -> str:
@@ -148,12 +161,18 @@ class Evidence:
 
     @property
     def is_secondary(self) -> bool:
-        """A test, an example, documentation: listed after the code itself."""
-        return secondary_path(self.path)
+        """A test, an example, documentation, text: listed after the code itself."""
+        return secondary(self.chunk)
 
 
 def secondary_path(path: str) -> bool:
     return is_test_path(path) or bool(_DOC_PATH.search(path) or _PROSE_FILE.search(path))
+
+
+def secondary(chunk: Chunk) -> bool:
+    """Tests, docs, examples, and text that is not code (package metadata, data): listed
+    after the code itself."""
+    return secondary_path(chunk.path) or not is_code_language(chunk.language)
 
 
 def line_role(text: str, chunk: Chunk) -> str:
@@ -238,7 +257,9 @@ class EvidenceFinder:
         but not the question's own literal evidence)."""
         self.shape, self.question, self.weights = shape, question, weights
         self.config, self.source = config, source
-        self.messages = _message_words([*question.error_texts, *quoted_messages(question)])
+        self.messages = _message_words(
+            [*question.error_texts, *quoted_messages(question), *logged_messages(question)]
+        )
         self.tested = _message_words(tested)
         self.units = shape.units
 
@@ -260,7 +281,36 @@ class EvidenceFinder:
             chosen.append(ev)
             if len(chosen) == limit:
                 break
+        chosen[:DESCRIBED] = [self.described(ev) for ev in chosen[:DESCRIBED]]
         return chosen
+
+    def described(self, ev: Evidence) -> Evidence:
+        """``ev`` with the prose sentence its focus line belongs to and the nearest
+        line of its chunk that sets a number (see :class:`Evidence`)."""
+        lines = chunk_lines(ev.chunk, self.source)
+        numbers = [n for n, _ in lines]
+        if ev.focus not in numbers:
+            return ev
+        at = numbers.index(ev.focus)
+        sentence = ""
+        prose = _prose_lines(lines)
+        if at in prose:
+            first = last = at
+            while first - 1 in prose and at - first < PROSE_LINES:
+                first -= 1
+            while last + 1 in prose and last - at < PROSE_LINES:
+                last += 1
+            sentence = _sentence_at(lines[first : last + 1], at - first)
+        value_line, value_text = 0, ""
+        for j in sorted(range(len(lines)), key=lambda j: abs(j - at)):
+            if abs(j - at) > NEAR:
+                break
+            text = lines[j][1]
+            code = _LINE_COMMENT.sub("", _STRINGS.sub('""', text))
+            if line_role(text, ev.chunk) == "value" and _NUMBER.search(code):
+                value_line, value_text = lines[j][0], text.strip()
+                break
+        return replace(ev, sentence=sentence, value_line=value_line, value_text=value_text)
 
     def with_handler(self, evidence: list[Evidence], hits: Sequence[Hit]) -> list[Evidence]:
         """When the best evidence raises an exception, the code among ``hits`` that
@@ -277,6 +327,8 @@ class EvidenceFinder:
             rf"[\w.]*{re.escape(name)}\b)"
         )
         for rank, hit in enumerate(hits):
+            if secondary(hit.chunk):  # a test catching it is not what a caller sees
+                continue
             lines = chunk_lines(hit.chunk, self.source)
             for i, (number, text) in enumerate(lines):
                 if not catch.search(text):
@@ -314,7 +366,7 @@ class EvidenceFinder:
             "about_body": w.matched(body - symbol) / total,
             "rank": 1 / (1 + RANK_DECAY * rank),
             "retrieval": hit.score / top if top > 0 else 0.0,
-            "secondary": float(secondary_path(chunk.path) and self.shape.kind != "tests"),
+            "secondary": float(secondary(chunk) and self.shape.kind != "tests"),
             "test_for_tests": float(is_test_path(chunk.path) and self.shape.kind == "tests"),
             "coarse": float(chunk.kind not in LINE_EXACT_KINDS),
             "bridged": float(hit.why.startswith(BRIDGED)),
@@ -475,6 +527,22 @@ def quoted_messages(question: Question) -> list[str]:
     return [m.group(1) for m in _QUOTED.finditer(question.text) if len(m.group(1).split()) >= 3]
 
 
+_LOGGED = re.compile(
+    r"(?:^|[\s\[])(?:error|fatal|panic|warning|warn|critical|exception|failed|failure)"
+    r"\]?\s*[:\]]\s*(?P<text>[^\n]{12,})",
+    re.I | re.M,
+)
+
+
+def logged_messages(question: Question) -> list[str]:
+    """Messages of a pasted log or console output: the text after ``Error:``,
+    ``[ERROR]``, ``panic:``, ``warning:`` (a report's lines that the code wrote)."""
+    if not question.long:
+        return []
+    out = [m.group("text").strip() for m in _LOGGED.finditer(question.text)]
+    return [m for m in dict.fromkeys(out) if len(m.split()) >= 3][:MAX_LOGGED]
+
+
 def tested_messages(hits: Sequence[Hit]) -> dict[str, list[str]]:
     """Hit id → the messages its test asserts (string literals of three words or more
     on assertion lines), for the test hits among ``hits``."""
@@ -502,6 +570,37 @@ def _message_words(texts: Sequence[str]) -> list[list[str]]:
         if len(words) >= 3:
             out.append(words)
     return out
+
+
+def _prose_lines(lines: list[tuple[int, str]]) -> set[int]:
+    """Indexes of the lines that are prose: inside a triple-quoted string (a docstring,
+    a setting's description) or a comment, with three words or more."""
+    out: set[int] = set()
+    inside = False
+    for i, (_, text) in enumerate(lines):
+        quotes = text.count('"""') + text.count("'''")
+        in_string = inside or quotes > 0
+        comment = bool(re.match(r"^\s*(#|//|/\*|\*)", text))
+        words = re.findall(r"[A-Za-z]{2,}", text)
+        if (in_string or comment) and len(words) >= 3:
+            out.add(i)
+        if quotes % 2:
+            inside = not inside
+    return out
+
+
+def _sentence_at(block: list[tuple[int, str]], at: int) -> str:
+    """The sentence of a paragraph (lines of prose) that holds line ``at``."""
+    parts = [" ".join(t.strip().strip("\"'#/*").split()) for _, t in block]
+    before = " ".join(parts[:at])
+    text = " ".join(p for p in parts if p)
+    start = len(before) + (1 if before else 0)
+    sentences = list(re.finditer(r"[^.!?]+(?:[.!?]+|$)", text))
+    for m in sentences:
+        if m.start() <= start < m.end() or m.start() >= start:
+            found = m.group(0).strip()
+            return found if len(found) <= 300 else found[:299] + "…"
+    return parts[at]
 
 
 def _indent(text: str) -> int:

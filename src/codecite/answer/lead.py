@@ -75,9 +75,13 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
     where = cite(best.path, best.start_line, best.end_line)
     symbol = f"`{best.chunk.qualname}`" if best.chunk.qualname else f"`{best.path}`"
     if shape.kind == "quantity":
-        quantity = _quantity(best, shape.units)
+        quantity = _quantity(best.focus_text, best, shape.units)
+        if not quantity and best.value_text:  # a setting's description, its value nearby
+            quantity = _quantity(best.value_text, best, shape.units)
+            where = cite(best.path, best.value_line, best.value_line)
         if quantity:
-            return ("Yes: " if shape.polar else "") + f"{quantity} in {symbol} ({where})."
+            said = f" — {best.sentence.rstrip('.')}" if best.sentence else ""
+            return ("Yes: " if shape.polar else "") + f"{quantity} in {symbol} ({where}){said}."
     if best.role in ("raise", "message") or (
         shape.kind in ("what-happens", "error") and best.role in ("branch", "return", "log")
     ):
@@ -91,7 +95,9 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
             )
         return sentence
     if shape.kind == "yesno" or shape.polar:
-        return f"Yes — {symbol} ({where}): {_what(best)}."
+        if best.coverage >= YES_COVERAGE:
+            return f"Yes — {symbol} ({where}): {_what(best)}."
+        return f"The closest code is {symbol} ({where}): {_what(best)}."
     if shape.kind == "where":
         return f"In {symbol} ({where}): {_what(best)}."
     if shape.kind == "who":
@@ -100,6 +106,8 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
 
 
 _SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.S)
+#: "Yes" only when the lead's line and symbol hold this share of the question's subject.
+YES_COVERAGE = 0.5
 
 
 def first_sentence(text: str, limit: int = 240) -> str:
@@ -110,7 +118,10 @@ def first_sentence(text: str, limit: int = 240) -> str:
 
 
 def _what(ev: Evidence) -> str:
-    """What a piece of evidence says: its docstring sentence, else the focus line."""
+    """What a piece of evidence says: its prose sentence, its docstring's first, else the
+    focus line."""
+    if ev.sentence:
+        return ev.sentence.rstrip(".")
     if ev.role == "doc":
         return first_sentence(ev.focus_text.strip("\"'/*# ")).rstrip(".")
     doc = ev.chunk.docstring.strip()
@@ -144,12 +155,11 @@ def _behaviour(ev: Evidence, symbol: str, where: str, shape: Shape) -> str:
     return f"{symbol} {verb} `{focus}`{when} ({where})."
 
 
-def _quantity(ev: Evidence, units: frozenset[str] = frozenset()) -> str:
+def _quantity(line: str, ev: Evidence, units: frozenset[str] = frozenset()) -> str:
     """ "**14 days** by default: `max_age = 14 * 24 * 60 * 60`" from a value line: of
     the line's assignments and defaults (``x = 30``, ``name: int = 5`` in a signature,
     ``Timeout: 30 * time.Second`` in a literal) the one with a number, its name matching
     the question's unit words first."""
-    line = ev.focus_text
     code, _, comment = _split_comment(line)
     found = [
         (m.group("name") or m.group("key"), (m.group("value") or m.group("setting")).strip())
