@@ -4,6 +4,7 @@
         --out /work/model-data/pairs
     python scripts/train_code_model/pairs.py commits --repos scripts/train_code_model/repos.txt \
         --out /work/model-data/pairs
+    python scripts/train_code_model/pairs.py tree --root ~/src/our-service --out ours/  # your code
 
 Two kinds of pair, each a JSON line ``{"q", "d", "g", "src"}`` (query, document text,
 group: pairs of one group are positives of one another, never in-batch negatives):
@@ -18,7 +19,10 @@ group: pairs of one group are positives of one another, never in-batch negatives
   :data:`MAX_SENTENCE_REPEATS` definitions is dropped (boilerplate), and a
   distribution gives at most :data:`MAX_PER_PACKAGE` pairs (generated SDKs would
   otherwise dominate).
-- ``commits``: from git mirrors (``repos.txt``), each non-merge commit that changed
+- ``tree``: the same docstring pairs from source folders of your own (``--root``,
+  repeated), for retraining on a company's code; no licence or exclusion checks.
+- ``commits``: from git mirrors (``repos.txt``: ``owner/name`` of a mirror under
+  ``--mirrors``, or the path of any local clone), each non-merge commit that changed
   1-3 non-test Python files: its message (subject and first paragraph of the body,
   without trailers) and every function or method the commit changed, as it was
   *before* the commit (the code a bug report is written against).
@@ -419,9 +423,13 @@ def repo_pairs(repo: str, mirrors: str, max_commits: int, cache: str) -> dict[st
 
 
 def _repo_pairs(repo: str, mirrors: str, max_commits: int) -> dict[str, Any]:
-    git_dir = str(Path(mirrors) / repo.replace("/", "+") / "repo")
+    local = Path(repo).expanduser()
+    if local.is_absolute() or repo.startswith((".", "~")):  # a clone of your own
+        git_dir = str(local / ".git") if (local / ".git").exists() else str(local)
+    else:
+        git_dir = str(Path(mirrors) / repo.replace("/", "+") / "repo")
     result: dict[str, Any] = {"repo": repo, "pairs": [], "skipped": Counter(), "commits_used": 0}
-    why = excluded_repo(repo)
+    why = None if local.is_absolute() else excluded_repo(repo)
     if why:
         result["excluded"] = why
         return result
@@ -431,7 +439,7 @@ def _repo_pairs(repo: str, mirrors: str, max_commits: int) -> dict[str, Any]:
     licence_file = next((n for n in names if n.upper().startswith(starts)), "")
     text = _git(git_dir, "show", f"HEAD:{licence_file}") if licence_file else ""
     result["licence"] = licence_of(text[:800])
-    if result["licence"] not in OPEN:
+    if result["licence"] not in OPEN and not local.is_absolute():
         result["skipped"]["licence not open or not found"] += 1
         return result
     # One pass over the history: each commit's parents, message and changed files.
@@ -536,20 +544,44 @@ def run_commits(args: argparse.Namespace) -> None:
     print(json.dumps(summary, indent=1))
 
 
+def run_tree(args: argparse.Namespace) -> None:
+    """Docstring pairs from local source folders (your own code)."""
+    config, out = Config(), Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = 0
+    with (out / "docstrings.jsonl").open("w") as fh:
+        for root in map(Path, args.root):
+            for file in sorted(root.expanduser().rglob("*.py")):
+                rel = file.relative_to(root.expanduser()).as_posix()
+                if is_test_path(rel) or file.stat().st_size > MAX_SOURCE_BYTES:
+                    continue
+                text = file.read_text(encoding="utf-8", errors="replace")
+                for i, (q, d) in enumerate(file_pairs(text, rel, root.name, config)):
+                    group = f"{root.name}:{rel}:{i}"
+                    fh.write(json.dumps({"q": q, "d": d, "g": group, "src": "doc"}) + "\n")
+                    written += 1
+    summary = {"sources": len(args.root), "sources_used": len(args.root), "pairs": written}
+    manifest = {"summary": summary, "sources": [{"name": r, "pairs": 0} for r in args.root]}
+    (out / "docstrings.manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    print(json.dumps(summary))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="kind", required=True)
     docs = sub.add_parser("docstrings")
     docs.add_argument("--sdists", default="/work/model-data/sdists")
+    tree = sub.add_parser("tree")
+    tree.add_argument("--root", action="append", required=True, help="a source folder")
     commits = sub.add_parser("commits")
     commits.add_argument("--repos", default=str(HERE / "repos.txt"))
     commits.add_argument("--mirrors", default="/work/.mirror")
     commits.add_argument("--max-commits", type=int, default=MAX_COMMITS_PER_REPO)
-    for p in (docs, commits):
+    for p in (docs, commits, tree):
         p.add_argument("--out", default="/work/model-data/pairs")
         p.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
-    (run_docstrings if args.kind == "docstrings" else run_commits)(args)
+    {"docstrings": run_docstrings, "commits": run_commits, "tree": run_tree}[args.kind](args)
     return 0
 
 
