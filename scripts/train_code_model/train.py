@@ -56,9 +56,11 @@ def source_of(group: str) -> str:
     return group.split("@")[0] if "@" in group else group.split(":")[0]
 
 
-def held_out(group: str, share: float) -> bool:
-    """Whole sources are held out (a stable hash of the source's name)."""
-    return zlib.crc32(source_of(group).encode()) % 1000 < share * 1000
+def held_out(group: str, share: float, by_source: bool = True) -> bool:
+    """Whole sources are held out (a stable hash of the source's name); with few
+    sources (one's own repositories), whole groups."""
+    key = source_of(group) if by_source else group
+    return zlib.crc32(key.encode()) % 1000 < share * 1000
 
 
 def tokenize(texts: list[str]) -> list[np.ndarray]:
@@ -196,8 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     pairs = load_pairs(folder, kinds)
     if args.max_pairs and len(pairs) > args.max_pairs:
         pairs = rng.sample(pairs, args.max_pairs)
-    train = [i for i, p in enumerate(pairs) if not held_out(p["g"], args.holdout)]
-    test = [i for i, p in enumerate(pairs) if held_out(p["g"], args.holdout)]
+    by_source = len({source_of(p["g"]) for p in pairs}) >= 100
+    test = [i for i, p in enumerate(pairs) if held_out(p["g"], args.holdout, by_source)]
+    held = set(test)
+    train = [i for i in range(len(pairs)) if i not in held]
     test = rng.sample(test, min(len(test), 4000))
     commits = [i for i in train if pairs[i]["src"] == "commit"]
     extra = int(len(commits) * (args.commit_weight - 1))
