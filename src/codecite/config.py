@@ -109,8 +109,9 @@ class Config:
     #: Build the static vector tier (issue 15) before the model's vectors: search is
     #: good within seconds. Env: CODECITE_STATIC_TIER.
     static_tier: bool = True
-    #: The static tier's model: "" is the one shipped in the package (issue 24);
-    #: others are registered by name (``codecite.embed.static.register_static_model``).
+    #: The static tier's model: "" is the one shipped in the package (issue 24); else
+    #: the path of a ``.npy`` token table of one's own (scripts/train_code_model), or a
+    #: name registered by ``codecite.embed.static.register_static_model``.
     static_model: str = ""
     #: Chunks committed per embedding batch transaction.
     embed_commit_every: int = 256
