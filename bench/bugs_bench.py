@@ -48,7 +48,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -59,11 +59,21 @@ sys.path.insert(0, str(HERE))
 from baselines import BM25Files, tokenize  # noqa: E402
 from bugs_report import BASELINE, print_report, score, summarise  # noqa: E402
 from bugs_trees import Mirror, Tree  # noqa: E402
+from static_models import SHIPPED, register  # noqa: E402
 
 import codecite  # noqa: E402
 from codecite.errors import ModelMismatchError  # noqa: E402
+from codecite.retrieve import Searcher  # noqa: E402
 
-DATA = HERE.parent.parent / "shared" / "bench-data" / "swebench-dev.jsonl"
+#: The instances: ``shared/`` beside the checkout (a git worktree elsewhere: /work/shared).
+DATA = next(
+    (
+        p / "bench-data" / "swebench-dev.jsonl"
+        for p in (HERE.parent.parent / "shared", Path("/work/shared"))
+        if (p / "bench-data" / "swebench-dev.jsonl").exists()
+    ),
+    HERE.parent.parent / "shared" / "bench-data" / "swebench-dev.jsonl",
+)
 MIRRORS = Path("/work/.mirror")
 WORKDIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "codecite-bugs-bench"
 #: Where a project's commits live when its upstream is not mirrored itself.
@@ -87,6 +97,8 @@ class Mode:
 
     tiers: tuple[str, ...] = ()
     search: dict[str, Any] = field(default_factory=dict)
+    #: Config settings of this mode's searches (a Searcher of its own).
+    config: dict[str, Any] = field(default_factory=dict)
 
 
 #: The codecite modes, by name (the system is called "codecite NAME"). A later tier
@@ -95,12 +107,18 @@ class Mode:
 MODES: dict[str, Mode] = {
     "keyword": Mode((), {"tiers": ()}),
     # keyword + the static tier, as an index is seconds after `codecite index` starts,
-    # before the model's vectors exist (measured on the full index, model tier unused)
-    "static": Mode(("model",), {"tiers": ("static",)}),
+    # before the model's vectors exist (the model tier unused, built or not)
+    "static": Mode(("static",), {"tiers": ("static",)}),
     "full": Mode(("model",), {}),
+    # keyword + static + model, the static list fused even once every model vector exists
+    "full+static": Mode(("model",), {}, {"static_weight_full": 1.0}),
+    # keyword + static with the vector lists' weight for bug reports at 1 and 0.5 (not 2)
+    "static@q1": Mode(("static",), {"tiers": ("static",)}, {"question_vector_weight": 1.0}),
+    "static@q0.5": Mode(("static",), {"tiers": ("static",)}, {"question_vector_weight": 0.5}),
 }
-#: ``Index.update()`` arguments that build each vector tier.
-TIER_UPDATE: dict[str, dict[str, Any]] = {"model": {"embed": True}}
+#: ``Index.update()`` arguments that build each vector tier (the static tier alone:
+#: no model vectors, the static stage run after the update).
+TIER_UPDATE: dict[str, dict[str, Any]] = {"model": {"embed": True}, "static": {}}
 
 
 def log(message: str) -> None:
@@ -140,6 +158,7 @@ class Job:
     modes: list[str]
     verify: bool = False
     rebuild: bool = False
+    static_model: str = ""
 
 
 class Baseline:
@@ -174,7 +193,9 @@ class Ticker:
             log(f"{self.label}: embedding {event.done}/{event.total}")
 
 
-def search_hits(index: codecite.Index, question: str, k: int, kwargs: dict[str, Any]) -> list[Any]:
+def search_hits(index: Any, question: str, k: int, kwargs: dict[str, Any]) -> list[Any]:
+    if isinstance(index, Searcher):
+        return list(index.search(question, k=k, **kwargs).hits)
     params = inspect.signature(index.search).parameters
     if all(name in params for name in kwargs):
         return list(index.search(question, k=k, **kwargs).hits)
@@ -190,9 +211,12 @@ def _path_of(item: Any) -> str | None:
     return path if isinstance(path, str) else None
 
 
-def search_files(index: codecite.Index, question: str, kwargs: dict[str, Any]) -> list[str] | None:
+def search_files(index: Any, question: str, kwargs: dict[str, Any]) -> list[str] | None:
     """Ranked files from the index's files API when it has one (feature-detected:
     ``Index.search_files`` or ``Index.search(..., files=True)``), else None."""
+    if isinstance(index, Searcher):
+        found = index.search(question, k=FILES_K, files=True, **kwargs)
+        return list(dict.fromkeys(p for p in (_path_of(i) for i in found.files) if p))
     call = getattr(index, "search_files", None)
     extra: dict[str, Any] = {}
     if call is None and "files" in inspect.signature(index.search).parameters:
@@ -206,6 +230,12 @@ def search_files(index: codecite.Index, question: str, kwargs: dict[str, Any]) -
     items = getattr(result, "files", None) or getattr(result, "hits", None) or result
     paths = [p for p in (_path_of(i) for i in items) if p]
     return list(dict.fromkeys(paths))
+
+
+def static_only(modes: list[str]) -> bool:
+    """True when the modes need the static tier and not the model's."""
+    tiers = {t for m in modes for t in MODES[m].tiers}
+    return "static" in tiers and "model" not in tiers
 
 
 def update_kwargs(modes: list[str]) -> dict[str, Any]:
@@ -237,7 +267,11 @@ def _run_project(job: Job) -> dict[str, Any]:
     os.environ["GIT_CEILING_DIRECTORIES"] = str(workdir / "trees")  # no repository above
     mirror = Mirror(Path(job.mirror))
     tree = Tree(mirror, workdir / "trees" / name)
-    index_dir = workdir / "indexes" / name
+    # one index folder per static model, so two models' runs do not rebuild each other
+    register(job.static_model or SHIPPED)
+    model = Path(job.static_model).stem if job.static_model.endswith(".npy") else job.static_model
+    folder = "indexes" if model in ("", SHIPPED) else f"indexes-{model}"
+    index_dir = workdir / folder / name
     if job.rebuild and index_dir.exists():
         shutil.rmtree(index_dir)
     when = {c: mirror.commit_time(c) for c in {i["base_commit"] for i in job.instances}}
@@ -275,7 +309,9 @@ def _run_project(job: Job) -> dict[str, Any]:
             )
         if index is None:
             index = codecite.open_index(
-                tree.root, index_dir=index_dir, overrides={**OVERRIDES, "repo_name": name}
+                tree.root,
+                index_dir=index_dir,
+                overrides={**OVERRIDES, "repo_name": name, "static_model": job.static_model},
             )
         started = time.perf_counter()
         ticker = Ticker(f"{name} {commit[:8]}")
@@ -285,6 +321,10 @@ def _run_project(job: Job) -> dict[str, Any]:
             log(f"{name}: {exc}; rebuilding the index")
             report = index.update(**build, full=True, on_progress=ticker)
             stats["index_new"] = True
+        if static_only(job.modes):
+            from codecite.embed.static_stage import update_static_tier
+
+            update_static_tier(index.store, index.config, lambda _event: None)
         took = time.perf_counter() - started
         stats["index_first_s" if n == 0 else "index_incremental_s"] += took
         stats["updates"] += 1
@@ -342,14 +382,17 @@ def run_instance(
     row["systems"][BASELINE] = {"files": files[:FILES_K], **score(files, gold, None, targets)}
     for mode in modes:
         system, kwargs = f"codecite {mode}", MODES[mode].search
+        target: Any = index
+        if MODES[mode].config:
+            target = Searcher(index.store, replace(index.config, **MODES[mode].config))
         started = time.perf_counter()
         try:
-            hits = search_hits(index, question, CHUNKS_K, kwargs)
+            hits = search_hits(target, question, CHUNKS_K, kwargs)
             ranking = list(dict.fromkeys(h.chunk.path for h in hits))
             if len(ranking) < FILES_K and len(hits) >= CHUNKS_K:
-                hits = search_hits(index, question, MORE_CHUNKS_K, kwargs)
+                hits = search_hits(target, question, MORE_CHUNKS_K, kwargs)
                 ranking = list(dict.fromkeys(h.chunk.path for h in hits))
-            by_api = search_files(index, question, kwargs)
+            by_api = search_files(target, question, kwargs)
             error = ""
         except Exception as exc:  # one failing question must not stop the run
             hits, ranking, by_api, error = [], [], None, f"{type(exc).__name__}: {exc}"
@@ -406,6 +449,7 @@ def load_jobs(args: argparse.Namespace, modes: list[str]) -> list[Job]:
                 modes,
                 args.verify,
                 args.rebuild,
+                args.static_model,
             )
         )
     return sorted(jobs, key=lambda j: -len(j.instances))
@@ -446,6 +490,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="projects in parallel processes")
     parser.add_argument("--verify", action="store_true", help="check trees against git archive")
     parser.add_argument("--rebuild", action="store_true", help="start the indexes afresh")
+    parser.add_argument(
+        "--static-model", default="", help=f"the static tier's model ({SHIPPED} by default)"
+    )
     parser.add_argument("--worst", type=int, default=10, help="worst questions shown")
     parser.add_argument("--json", default=str(HERE / "results" / "bugs.json"), help="output")
     args = parser.parse_args(argv)
@@ -473,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
         "codecite": code_version(),
         "machine": {"cores": os.cpu_count(), "platform": platform.platform()},
         "systems": [BASELINE, *(f"codecite {m}" for m in modes)],
+        "static_model": args.static_model or SHIPPED,
         "chunks_k": CHUNKS_K,
         "projects": [],
         "questions": [],

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ sys.path.insert(0, str(HERE))
 
 from baselines import BM25Files, NaiveRAG  # noqa: E402
 from search_corpus import PROJECTS, Corpus, prepare  # noqa: E402
+from static_models import DISTILLED, register  # noqa: E402
 
 import codecite  # noqa: E402
 from codecite.embed import (  # noqa: E402
@@ -62,6 +63,16 @@ Search = Callable[[str], list[Retrieved]]
 #: ``codecite index`` starts, before the model's vectors exist.
 STAGES: dict[str, dict[str, Any]] = {
     "codecite keyword": {"keyword": True, "vector": False, "expand": False, "rerank": False},
+    # issue 15's static model distilled from MiniLM (the "before" of issue 24), on an
+    # index of its own (same chunks, its static tier only)
+    "codecite static (distilled)": {
+        "keyword": False, "vector": True, "expand": False, "rerank": False,
+        "tiers": ("static",), "index": "distilled",
+    },
+    "codecite keyword+static (distilled)": {
+        "keyword": True, "vector": True, "expand": True, "rerank": True, "tiers": ("static",),
+        "index": "distilled",
+    },
     "codecite static": {
         "keyword": False, "vector": True, "expand": False, "rerank": False, "tiers": ("static",)
     },
@@ -74,6 +85,11 @@ STAGES: dict[str, dict[str, Any]] = {
     "codecite hybrid": {"keyword": True, "vector": True, "expand": False, "rerank": False},
     "codecite +graph": {"keyword": True, "vector": True, "expand": True, "rerank": False},
     "codecite +rerank (full)": {"keyword": True, "vector": True, "expand": True, "rerank": True},
+    # the full pipeline with the static list fused even once every model vector exists
+    "codecite full+static": {
+        "keyword": True, "vector": True, "expand": True, "rerank": True,
+        "config": {"static_weight_full": 1.0},
+    },
 }  # fmt: skip
 SYSTEMS = ("bm25-files", "naive-rag", *STAGES)
 FILE_LEVEL_ONLY = frozenset({"bm25-files"})
@@ -113,7 +129,11 @@ def codecite_search(searcher: Searcher, switches: dict[str, Any]) -> Search:
 
 
 def build_systems(
-    corpus: Corpus, index: codecite.Index, cache: EmbeddingCache, info: dict[str, Any]
+    corpus: Corpus,
+    index: codecite.Index,
+    cache: EmbeddingCache,
+    info: dict[str, Any],
+    others: dict[str, codecite.Index],
 ) -> dict[str, Callable[[], Search]]:
     """Factories, so each system is built (and loaded) just before it runs."""
     files = {
@@ -134,7 +154,9 @@ def build_systems(
 
     def stage(switches: dict[str, Any]) -> Callable[[], Search]:
         # A fresh Searcher per system: its query-vector cache must not carry over.
-        return lambda: codecite_search(Searcher(index.store, index.config), switches)
+        chosen = others[switches["index"]] if "index" in switches else index
+        config = replace(chosen.config, **switches.get("config", {}))
+        return lambda: codecite_search(Searcher(chosen.store, config), switches)
 
     return {
         "bm25-files": bm25,
@@ -182,10 +204,25 @@ def index_corpus(corpus: Corpus, cache_dir: Path | None) -> tuple[codecite.Index
         "model_embed_s": round(report.seconds.get("embed", 0.0), 1),
         "parse_s": round(keyword.seconds.get("parse", 0.0), 1),
         "embedded": report.embedded,
+        "static_model": report.static_model,
         "stats": dict(corpus.stats),
         "queries_by_language": _count(q.persona for q in corpus.golden),
     }
     return index, info
+
+
+def distilled_index(corpus: Corpus, workdir: Path) -> codecite.Index:
+    """A second index of ``corpus`` whose static tier is the distilled model's (the
+    keyword index again, no model vectors): the "before" of issue 24."""
+    from codecite.embed.static_stage import update_static_tier
+
+    register(DISTILLED)
+    overrides: dict[str, object] = {"query_log": False, "static_model": DISTILLED}
+    folder = workdir / "distilled-indexes" / corpus.name
+    index = codecite.open_index(corpus.root, index_dir=folder, overrides=overrides)
+    index.update(embed=False)
+    update_static_tier(index.store, index.config, lambda _event: None)
+    return index
 
 
 def _count(items: Any) -> dict[str, int]:
@@ -280,10 +317,13 @@ def run_quality(workdir: Path, cache_dir: Path | None) -> dict[str, Any]:
         log(f"{corpus.name}: indexing {corpus.files} files, {len(corpus.golden)} queries")
         index, info = index_corpus(corpus, cache_dir)
         log(f"{corpus.name}: {info['chunks']} chunks indexed in {info['index_s']} s")
-        for name, factory in build_systems(corpus, index, cache, info).items():
+        others = {"distilled": distilled_index(corpus, workdir)}
+        for name, factory in build_systems(corpus, index, cache, info, others).items():
             run_system(factory(), corpus.golden, runs[name])
             log(f"{corpus.name}: {name} done")
         index.close()
+        for other in others.values():
+            other.close()
         golden += corpus.golden
         projects.append(info)
     systems = {

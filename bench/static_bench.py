@@ -1,4 +1,4 @@
-"""Static tier benchmark (issue 15), run by hand::
+"""Static tier benchmark (issues 15 and 24), run by hand::
 
     python bench/static_bench.py --quick               # click + requests, ~5 min on 2 cores
     python bench/static_bench.py                       # + rich
@@ -7,15 +7,17 @@
 
 Measures:
 
-- the build of the static model from the bundled MiniLM (cold, into a fresh cache
-  folder): seconds and size on disk;
+- loading the shipped static model (issue 24: no build at run time): seconds and
+  size on disk;
 - chunks/s of the static embedder vs the MiniLM embedder on real chunk texts (the
   requests repository, from ``--speed-repo``, else the benchmark's own corpus);
-- quality of vector search alone, static vs MiniLM, on the docstring benchmark of
+- quality of vector search alone, shipped static vs the distilled static model of
+  issue 15 vs MiniLM, on the docstring benchmark of
   ``search_bench.py`` (same corpora and queries, docstrings stripped): file
   R@1/R@5/MRR and chunk hit@5, exact cosine over every chunk;
-- with ``--variants``: the choices of ``codecite.embed.static`` (token order and
-  pooling, PCA width, frequency weighting) on the same benchmark.
+- with ``--variants``: the distillation choices of issue 15 (token order and
+  pooling, PCA width, frequency weighting; ``scripts/train_code_model/distil.py``)
+  on the same benchmark.
 
 Writes ``bench/results/static.json`` and prints markdown tables.
 """
@@ -37,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from search_corpus import PROJECTS, Corpus, prepare  # noqa: E402
+from static_models import DISTILLED, register  # noqa: E402
 
 import codecite  # noqa: E402
 from codecite.embed import (  # noqa: E402
@@ -48,6 +51,9 @@ from codecite.embed import (  # noqa: E402
 )
 from codecite.evaluate import GoldenQuery, Retrieved, evaluate  # noqa: E402
 from codecite.types import Chunk  # noqa: E402
+
+sys.path.insert(0, str(HERE.parent / "scripts" / "train_code_model"))
+import distil  # noqa: E402
 
 K = 10
 Embed = Callable[[list[str]], np.ndarray]
@@ -97,17 +103,20 @@ def vector_search(
 # --------------------------------------------------------------------------- parts
 
 
-def measure_build(cache: Path) -> dict[str, Any]:
+def measure_load() -> dict[str, Any]:
+    from importlib import resources
+
+    static._embedders.clear()
     started = time.perf_counter()
-    static.load_or_build(cache)
+    static.static_embedder()
     seconds = time.perf_counter() - started
-    size = sum(p.stat().st_size for p in cache.glob(f"{static.STATIC_MODEL_NAME}.*"))
-    return {"build_s": round(seconds, 1), "disk_mb": round(size / 1e6, 1)}
+    size = resources.files("codecite.embed").joinpath(static.TABLE_FILE).read_bytes()
+    return {"load_s": round(seconds, 2), "disk_mb": round(len(size) / 1e6, 1)}
 
 
-def measure_speed(chunks: list[Chunk], cache: Path, minilm_sample: int) -> dict[str, Any]:
+def measure_speed(chunks: list[Chunk], minilm_sample: int) -> dict[str, Any]:
     texts = [embed_text(c) for c in chunks]
-    embedder = static.StaticEmbedder(static.load_or_build(cache))
+    embedder = static.static_embedder()
     embedder.embed(texts[:10])  # warm up
     started = time.perf_counter()
     embedder.embed(texts)
@@ -128,35 +137,39 @@ def measure_speed(chunks: list[Chunk], cache: Path, minilm_sample: int) -> dict[
 
 
 def measure_quality(
-    corpora: list[tuple[Corpus, list[Chunk]]], cache: Path, embed_cache: EmbeddingCache
+    corpora: list[tuple[Corpus, list[Chunk]]], embed_cache: EmbeddingCache
 ) -> dict[str, Any]:
-    embedder = static.StaticEmbedder(static.load_or_build(cache))
     minilm = get_embedder("minilm", codecite.Config())
+    out: dict[str, Any] = {"minilm_model": minilm.name}
+    register(DISTILLED)
+    for key, embedder in (
+        ("static", static.static_embedder()),
+        ("distilled", static.static_embedder(codecite.Config(static_model=DISTILLED))),
+    ):
 
-    def static_docs(_name: str, chunks: list[Chunk]) -> np.ndarray:
-        return embedder.embed([embed_text(c) for c in chunks], "document")
+        def docs(_n: str, chunks: list[Chunk], e: static.StaticEmbedder = embedder) -> np.ndarray:
+            return e.embed([embed_text(c) for c in chunks], "document")
+
+        out[key] = vector_search(corpora, docs, lambda _n, q, e=embedder: e.embed(q, "query"))
 
     def minilm_docs(name: str, chunks: list[Chunk]) -> np.ndarray:
         log(f"{name}: MiniLM vectors of {len(chunks)} chunks (cached after the first run)")
         return embed_with_cache(minilm, embed_cache, [embed_text(c) for c in chunks], 32)
 
-    return {
-        "static": vector_search(corpora, static_docs, lambda _n, q: embedder.embed(q, "query")),
-        "minilm": vector_search(corpora, minilm_docs, lambda _n, q: minilm.embed(q, "query")),
-        "minilm_model": minilm.name,
-    }
+    out["minilm"] = vector_search(corpora, minilm_docs, lambda _n, q: minilm.embed(q, "query"))
+    return out
 
 
 def raw_outputs(reverse: bool) -> np.ndarray:
     """(vocab, 3, 384): the model's outputs for ``[CLS] tok [SEP]`` (or reversed)."""
     tokenizer = static.load_tokenizer()
-    session = static._session(0)
+    session = distil._session(0)
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     first, last = (sep_id, cls_id) if reverse else (cls_id, sep_id)
     vocab = tokenizer.get_vocab_size()
     out = np.empty((vocab, 3, 384), dtype=np.float32)
-    for start in range(0, vocab, static.BUILD_BATCH):
-        ids = np.arange(start, min(vocab, start + static.BUILD_BATCH), dtype=np.int64)
+    for start in range(0, vocab, distil.BUILD_BATCH):
+        ids = np.arange(start, min(vocab, start + distil.BUILD_BATCH), dtype=np.int64)
         rows = np.stack([np.full_like(ids, first), ids, np.full_like(ids, last)], axis=1)
         feeds = {"input_ids": rows, "attention_mask": np.ones_like(rows)}
         feeds["token_type_ids"] = np.zeros_like(rows)
@@ -168,7 +181,7 @@ def measure_variants(corpora: list[tuple[Corpus, list[Chunk]]]) -> dict[str, Any
     """The distillation choices, each scored by static vector search alone."""
     log("variants: running the model over the vocabulary in both token orders")
     raw = {"cls-tok-sep": raw_outputs(False), "sep-tok-cls": raw_outputs(True)}
-    counts = static.code_token_counts()
+    counts = distil.code_token_counts()
     vocab = len(counts)
     zipf = 1 / np.arange(2, vocab + 2)
     shares = {"none": None, "zipf": zipf / zipf.sum(), "code": (counts + 1) / (counts + 1).sum()}
@@ -191,7 +204,7 @@ def measure_variants(corpora: list[tuple[Corpus, list[Chunk]]]) -> dict[str, Any
         hidden = raw[order]
         matrix = hidden[:, 1] if pooling == "token" else hidden.mean(axis=1)
         if dims:
-            matrix = static.pca(matrix, dims)
+            matrix = distil.pca(matrix, dims)
         share = shares[weighting]
         if share is not None:
             matrix = matrix * (a / (a + share)).astype(np.float32)[:, None]
@@ -220,22 +233,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(HERE / "results" / "static.json"))
     args = parser.parse_args(argv)
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="codecite-static-bench-"))
-    cache = workdir / "static-cache"
-    cache.mkdir(parents=True, exist_ok=True)
-    for stale in cache.glob("*"):
-        stale.unlink()  # a cold build every run
     result: dict[str, Any] = {"model": static.STATIC_MODEL_NAME}
-    log("building the static model (cold)")
-    result["build"] = measure_build(cache)
+    log("loading the shipped static model (cold)")
+    result["load"] = measure_load()
     specs = PROJECTS[:2] if args.quick else PROJECTS[:3]
     log("preparing " + ", ".join(specs))
     corpora = [(c, index_chunks(c.root)) for c in prepare(specs, workdir)]
     speed_chunks = index_chunks(Path(args.speed_repo)) if args.speed_repo else None
     result["speed"] = measure_speed(
-        speed_chunks or [c for _, chunks in corpora for c in chunks], cache, args.minilm_sample
+        speed_chunks or [c for _, chunks in corpora for c in chunks], args.minilm_sample
     )
     with EmbeddingCache(workdir / "embeddings.db") as embed_cache:
-        result["quality"] = measure_quality(corpora, cache, embed_cache)
+        result["quality"] = measure_quality(corpora, embed_cache)
     if args.variants:
         result["variants"] = measure_variants(corpora)
     result["projects"] = [{"spec": c.spec, "chunks": len(ch)} for c, ch in corpora]
@@ -248,17 +257,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_report(result: dict[str, Any]) -> None:
-    build, speed, quality = result["build"], result["speed"], result["quality"]
+    load, speed, quality = result["load"], result["speed"], result["quality"]
     print(
-        f"\nStatic model {result['model']}: built in {build['build_s']} s, "
-        f"{build['disk_mb']} MB on disk\n"
+        f"\nStatic model {result['model']}: loaded in {load['load_s']} s, "
+        f"{load['disk_mb']} MB in the package\n"
         f"Speed on {speed['chunks']} chunks: static {speed['static_chunks_per_s']:,} chunks/s, "
         f"{speed['minilm_model']} {speed['minilm_chunks_per_s']} chunks/s "
         f"({speed['minilm_sample']} chunks)\n"
     )
     print("| vectors only | file R@1 | file R@5 | file MRR | chunk hit@5 |")
     print("| --- | ---: | ---: | ---: | ---: |")
-    for name, s in (("static", quality["static"]), (quality["minilm_model"], quality["minilm"])):
+    for name, s in (
+        (result["model"], quality["static"]),
+        (DISTILLED, quality["distilled"]),
+        (quality["minilm_model"], quality["minilm"]),
+    ):
         print(
             f"| {name} | {s['file_r1']:.3f} | {s['file_r5']:.3f} | {s['file_mrr']:.3f} "
             f"| {s['chunk_hit5']:.3f} |"

@@ -12,24 +12,6 @@ from repos import make_git_repo
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _static_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    """The static token model (issue 15) takes tens of seconds to build, and every
-    index run with vectors needs it, whatever its embedding cache: it lives in pytest's
-    cache folder (its name carries its version), built at most once per checkout, for
-    this process and the codecite processes the tests start."""
-    from codecite.embed.static import STATIC_DIR_ENV
-
-    store = getattr(request.config, "cache", None)
-    if store is not None:
-        folder = Path(store.mkdir("codecite-static-model"))
-    else:  # -p no:cacheprovider
-        folder = tmp_path_factory.getbasetemp() / "static-model"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(STATIC_DIR_ENV, str(folder))
-        yield
-
-
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Every test gets the same session-wide temporary embedding cache, never the user's."""

@@ -1,13 +1,13 @@
-"""The static vector tier (issue 15): the token model distilled from the bundled
-MiniLM, its cache, its embedder, and the index stage, on real small inputs.
-
-The full model is built once per machine (tests/conftest.py keeps it); the cache
-tests build a slice of the vocabulary, which takes a second or two."""
+"""The static vector tier: codecite's own code model (issue 24), shipped in the
+package; its manifest, its embedder, and the index stage, on real small inputs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import logging
+import subprocess
+import sys
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -17,19 +17,25 @@ from repos import git, make_git_repo, run_cli
 import codecite
 from codecite.embed import Embedder
 from codecite.embed.static import (
+    MANIFEST_FILE,
     STATIC_DIM,
-    STATIC_DIR_ENV,
     STATIC_MODEL_NAME,
+    STATIC_MODELS,
     STATIC_VERSION,
+    TABLE_FILE,
     StaticEmbedder,
-    load_or_build,
-    model_name,
+    load_tokenizer,
+    register_static_model,
+    shipped_manifest,
+    shipped_table,
     static_embedder,
-    static_model_dir,
     static_query_vector,
 )
+from codecite.errors import ConfigError
 
-SLICE = 300  # vocabulary ids in the small builds (PCA needs more than STATIC_DIM)
+ROOT = Path(__file__).resolve().parent.parent
+#: The name the index recorded for issue 15's distilled model.
+OLD_STATIC_MODEL = "static-minilm-v1-256"
 
 FILES = {
     "billing/pricing.py": '''"""Pricing rules."""
@@ -47,41 +53,53 @@ def apply_discount(total: float, tier: str) -> float:
 }
 
 
-def _files(folder: Path, name: str) -> tuple[Path, Path]:
-    return folder / f"{name}.npy", folder / f"{name}.json"
+def test_the_shipped_table_loads_and_matches_its_manifest() -> None:
+    matrix = shipped_table()
+    vocab = load_tokenizer().get_vocab_size()
+    assert matrix.shape == (vocab, STATIC_DIM) and matrix.dtype == np.float32
+    assert np.isfinite(matrix).all() and np.abs(matrix).sum(axis=1).min() >= 0
+    info = shipped_manifest()
+    assert info["model"] == STATIC_MODEL_NAME and info["version"] == STATIC_VERSION
+    assert (info["rows"], info["dim"]) == (vocab, STATIC_DIM)
+    raw = resources.files("codecite.embed").joinpath(TABLE_FILE).read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == info["table"]["sha256"]
+    assert info["table"]["dtype"] == "float16" and len(raw) < 20_000_000
+    assert Path(MANIFEST_FILE).stem == Path(TABLE_FILE).stem
+    assert f"v{STATIC_VERSION}" in STATIC_MODEL_NAME
 
 
-def test_slice_is_built_cached_and_reused(tmp_path: Path) -> None:
-    matrix = load_or_build(tmp_path, vocab=SLICE)
-    assert matrix.shape == (SLICE, STATIC_DIM) and matrix.dtype == np.float32
-    npy, meta = _files(tmp_path, model_name(SLICE))
-    info = json.loads(meta.read_text())
-    assert info["version"] == STATIC_VERSION and info["dim"] == STATIC_DIM
-    assert f"v{STATIC_VERSION}" in model_name(SLICE)
-    stamp = npy.stat().st_mtime_ns
-    again = load_or_build(tmp_path, vocab=SLICE)
-    assert npy.stat().st_mtime_ns == stamp  # read, not rebuilt
-    np.testing.assert_array_equal(again, matrix)
+def test_the_manifest_records_open_data_without_the_excluded_projects() -> None:
+    info = shipped_manifest()
+    data, training = info["data"], info["training"]
+    assert data["docstrings"]["pairs"] > 10_000 and data["docstrings"]["sources_used"] > 1000
+    assert data["commits"]["pairs"] > 1000 and data["commits"]["sources_used"] >= 10
+    assert training["recipe"]["seed"] and training["cpu_seconds"] < 2 * 3600
+    sources = json.loads((ROOT / info["sources"]).read_text())
+    sys.path.insert(0, str(ROOT / "scripts" / "train_code_model"))
+    try:
+        from exclusions import EXCLUDED, excluded_name, excluded_repo, normalise
+    finally:
+        sys.path.pop(0)
+    used = [s["name"] for s in sources["docstrings"] if s["pairs"]]
+    repos = [s["repo"] for s in sources["commits"] if s["pairs"]]
+    assert len(used) == data["docstrings"]["sources_used"]
+    assert sum(s["pairs"] for s in sources["docstrings"]) == data["docstrings"]["pairs"]
+    assert not [n for n in used if excluded_name(n) or normalise(n) in EXCLUDED]
+    assert not [r for r in repos if excluded_repo(r)]
+    licences = {s["licence"] for s in sources["docstrings"] + sources["commits"] if s["pairs"]}
+    assert licences and not licences & {"", "GPL", "AGPL"}
 
 
-def test_other_version_and_damage_are_rebuilt(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    first = load_or_build(tmp_path, vocab=SLICE)
-    npy, meta = _files(tmp_path, model_name(SLICE))
-    info = json.loads(meta.read_text())
-    meta.write_text(json.dumps(info | {"version": STATIC_VERSION - 1}))
-    with caplog.at_level(logging.WARNING):
-        rebuilt = load_or_build(tmp_path, vocab=SLICE)
-    assert "does not match" in caplog.text
-    assert json.loads(meta.read_text())["version"] == STATIC_VERSION
-    np.testing.assert_allclose(rebuilt, first, atol=1e-4)  # the build is deterministic
-    npy.write_bytes(npy.read_bytes()[:1000])  # a damaged file
-    caplog.clear()
-    with caplog.at_level(logging.WARNING):
-        again = load_or_build(tmp_path, vocab=SLICE)
-    assert "damaged" in caplog.text
-    np.testing.assert_allclose(again, first, atol=1e-4)
+def test_no_model_is_run_or_built_to_load_the_static_model(tmp_path: Path) -> None:
+    code = (
+        "import sys; from codecite.embed.static import static_embedder; "
+        "e = static_embedder(); e.embed(['parse the headers']); "
+        "print(e.name, 'onnxruntime' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    assert done.stdout.split() == [STATIC_MODEL_NAME, "False"]
 
 
 def test_embed_gives_unit_deterministic_meaningful_vectors() -> None:
@@ -100,6 +118,7 @@ def test_embed_gives_unit_deterministic_meaningful_vectors() -> None:
     assert not vectors[3].any()  # nothing to average: a zero row
     np.testing.assert_array_equal(vectors, embedder.embed(texts, "document"))
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.1
+    assert isinstance(static_embedder(), StaticEmbedder)
     query = static_query_vector(texts[0], codecite.Config())
     np.testing.assert_allclose(query, vectors[0], atol=1e-6)
     assert static_embedder(codecite.Config()) is embedder  # loaded once per process
@@ -169,24 +188,56 @@ def test_an_inline_refresh_gives_edited_code_static_vectors(tmp_path: Path) -> N
         assert index.store.count_missing_vectors("model") > 0  # the model's come later
 
 
-def test_another_static_model_is_cleared_and_rebuilt(tmp_path: Path) -> None:
+def test_an_index_of_the_old_static_model_rebuilds_that_tier(tmp_path: Path) -> None:
     repo = make_git_repo(tmp_path / "repo", FILES)
     with codecite.open_index(repo, overrides={"query_log": False}) as index:
         index.update()
         chunks = index.store.counts()["chunks"]
-        with index.store.transaction():
-            index.store.set_meta({"static_model": "static-minilm-v0-256"})
+        with index.store.transaction():  # as an index made before issue 24 records it
+            index.store.set_meta({"static_model": OLD_STATIC_MODEL})
+        assert index.search("split header lines", tiers=("static",)).hits  # keyword only
         report = index.update()  # the model tier is unchanged: no refusal
         assert report.static_computed == chunks  # every vector again, none kept
+        assert report.embedded == 0
         assert index.store.get_meta("static_model") == STATIC_MODEL_NAME
         assert index.store.vector_count("static") == chunks
 
 
-def test_model_folder_follows_the_cache_or_its_own_setting(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    config = codecite.Config(cache_dir=str(tmp_path / "cache"))
-    monkeypatch.delenv(STATIC_DIR_ENV)
-    assert static_model_dir(config) == tmp_path / "cache" / "static"
-    monkeypatch.setenv(STATIC_DIR_ENV, str(tmp_path / "shared"))
-    assert static_model_dir(config) == tmp_path / "shared"
+def test_another_registered_static_model_is_chosen_by_the_setting(tmp_path: Path) -> None:
+    repo = make_git_repo(tmp_path / "repo", FILES)
+    rng = np.random.default_rng(7)
+    other = rng.standard_normal((load_tokenizer().get_vocab_size(), 32)).astype(np.float32)
+    register_static_model("static-test-random-32", lambda: other)
+    try:
+        chosen = {"query_log": False, "static_model": "static-test-random-32"}
+        with codecite.open_index(repo, overrides=chosen) as index:
+            report = index.update()
+            assert report.static_model == "static-test-random-32"
+            assert index.store.get_meta("static_dim") == "32"
+            query = static_query_vector("split headers", index.config)
+            assert query.shape == (32,)
+        with codecite.open_index(repo, overrides={"query_log": False}) as index:
+            assert index.update().static_model == STATIC_MODEL_NAME  # rebuilt
+            assert index.store.get_meta("static_dim") == str(STATIC_DIM)
+    finally:
+        STATIC_MODELS.pop("static-test-random-32")
+    with pytest.raises(ConfigError, match="choose from"):
+        static_embedder(codecite.Config(static_model="static-test-random-32"))
+
+
+def test_a_table_file_of_ones_own_is_a_static_model(tmp_path: Path) -> None:
+    repo = make_git_repo(tmp_path / "repo", FILES)
+    table = shipped_table()[:, :64].astype(np.float16)  # e.g. retrained and cut
+    np.save(tmp_path / "ours.npy", table)
+    chosen = {"query_log": False, "static_model": str(tmp_path / "ours.npy")}
+    with codecite.open_index(repo, overrides=chosen) as index:
+        report = index.update(embed=False)
+        assert report.static_computed == 0  # --no-embed builds no tier
+        report = index.update()
+        assert report.static_model.startswith("static-file-") and report.static_model.endswith(
+            "-64"
+        )
+        assert index.search("split raw header lines", tiers=("static",)).hits
+    np.save(tmp_path / "bad.npy", table[:10])
+    with pytest.raises(ConfigError, match="expected a finite"):
+        static_embedder(codecite.Config(static_model=str(tmp_path / "bad.npy")))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 class Progress:
     """A progress event: the CLI draws it, the library only reports it."""
 
-    stage: str  # "walk", "parse", "graph", "distil", "static", "embed"
+    stage: str  # "walk", "parse", "graph", "static", "embed"
     done: int
     total: int
     detail: str = ""

@@ -41,14 +41,12 @@ err = Console(stderr=True)
 STAGE_LABELS = {
     "parse": "Parsing files",
     "graph": "Resolving graph",
-    "distil": "Building static model (once)",
     "static": "Static vectors",
     "embed": "Embedding chunks",
 }
 STAGE_UNITS = {
     "parse": "files",
     "graph": "steps",
-    "distil": "tokens",
     "static": "chunks",
     "embed": "chunks",
 }

@@ -7,7 +7,7 @@ so search can fuse keyword, static and (later) model lists within seconds.
 Models never mix within a tier: an index whose static vectors came from another
 static model or another embedding text is cleared and rebuilt (cheap), where the
 model tier refuses instead. The tier is optional: when the static model cannot be
-built (the bundled model is missing or broken) the run goes on without it.
+loaded (a damaged install) the run goes on without it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..config import Config
 from ..errors import EmbeddingError
 from ..progress import Progress, ProgressFn
 from ..store.protocols import IndexWriter
-from .static import StaticEmbedder, cached_static_embedder, static_embedder
+from .static import StaticEmbedder, static_embedder
 from .text import EMBED_TEXT_VERSION, embed_text
 
 log = logging.getLogger(__name__)
@@ -56,11 +56,8 @@ def update_static_tier(
         clear_static_tier(store)
         return StaticStageResult()
 
-    def on_build(done: int, total: int) -> None:
-        progress(Progress("distil", done, total))
-
     try:
-        embedder = static_embedder(config, on_progress=on_build)
+        embedder = static_embedder(config)
     except EmbeddingError as exc:
         log.warning("no static vectors this run: %s", exc)
         return StaticStageResult()
@@ -85,12 +82,16 @@ def update_static_tier(
 
 def refresh_static_tier(store: IndexWriter, config: Config) -> int:
     """Static vectors for the chunks an inline refresh (re)wrote, so a just-edited
-    function is found by meaning too; only when the index has a current static tier
-    and the model is already cached (a query never waits for a build). Returns the
-    number of vectors computed."""
+    function is found by meaning too; only when the index has a current static tier.
+    Returns the number of vectors computed."""
+    if not config.static_tier:
+        return 0
     current = (store.get_meta(MODEL_KEY), store.get_meta(TEXT_KEY))
-    embedder = cached_static_embedder(config) if config.static_tier else None
-    if embedder is None or current != (embedder.name, str(EMBED_TEXT_VERSION)):
+    try:
+        embedder = static_embedder(config)
+    except EmbeddingError:
+        return 0
+    if current != (embedder.name, str(EMBED_TEXT_VERSION)):
         return 0
     done = _fill(store, embedder, lambda _event: None)
     if done:

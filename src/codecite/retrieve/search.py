@@ -102,19 +102,18 @@ class Searcher:
         static = self.tier("static")
         if static is None or not self.config.static_tier:
             return []
-        from ..embed.static import STATIC_MODEL_NAME, cached_static_embedder
+        from ..embed.static import static_embedder
+        from ..errors import EmbeddingError
 
-        if self.store.get_meta("static_model") != STATIC_MODEL_NAME:
+        try:
+            embedder = static_embedder(self.config)  # shipped in the package: loaded once
+        except EmbeddingError as exc:
+            log.warning("static vectors are not searched: %s", exc)
+            return []
+        if self.store.get_meta("static_model") != embedder.name:
             log.warning(
                 "the index's static vectors come from another static model; "
                 "`codecite index` rebuilds them (seconds)"
-            )
-            return []
-        embedder = cached_static_embedder(self.config)
-        if embedder is None:  # never build the model (tens of seconds) inside a query
-            log.warning(
-                "the static model is not in this machine's cache; `codecite index` "
-                "builds it; static vectors are not searched until then"
             )
             return []
         query = embedder.embed([text], "query")[0]

@@ -23,8 +23,8 @@ from ..types import Chunk, Definition, Edge, Import, Reference
 #: Relative weights of the symbol, path and body texts in keyword ranking.
 KeywordWeights = tuple[float, float, float]
 
-#: The two vector tiers (issue 15): ``static`` vectors (a weighted mean of static token
-#: vectors distilled from the bundled model; thousands of chunks a second, built right
+#: The two vector tiers (issue 15): ``static`` vectors (the sum of token vectors of the
+#: shipped static code model, issue 24; thousands of chunks a second, built right
 #: after the keyword index) and ``model`` vectors (the configured embedder; minutes).
 #: Each tier is stored, counted, exported and searched on its own; models never mix
 #: within a tier.

@@ -1,14 +1,14 @@
-"""Write ``src/codecite/embed/data/code-token-counts.npy``: how often each MiniLM
+"""Write ``scripts/train_code_model/code-token-counts.npy``: how often each MiniLM
 WordPiece token occurs in Python's standard library (tests left out).
 
-The static tier (``codecite.embed.static``) weights a token by ``a / (a + p)``, ``p``
-its share in this count (smooth inverse frequency): ``(``, ``self``, ``return`` weigh
-little, rare identifiers a lot. On the docstring benchmark this beat model2vec's
-Zipf-by-token-id estimate (file MRR 0.695 vs 0.644, bench/static_bench.py). The
-counts ship with codecite so every machine builds the same static model; rerun this
-only together with a bump of ``STATIC_VERSION``::
+The distilled static model (``distil.py``, the starting point of training) weights a
+token by ``a / (a + p)``, ``p`` its share in this count (smooth inverse frequency):
+``(``, ``self``, ``return`` weigh little, rare identifiers a lot. On the docstring
+benchmark this beat model2vec's Zipf-by-token-id estimate (file MRR 0.695 vs 0.644,
+bench/static_bench.py). The counts are committed so every run distils the same
+starting table::
 
-    python scripts/code_token_counts.py [STDLIB_DIR]
+    python scripts/train_code_model/code_token_counts.py [STDLIB_DIR]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from codecite.embed.static import COUNTS_FILE, load_tokenizer
+from codecite.embed.static import load_tokenizer
 
 
 def count_tokens(stdlib: Path) -> np.ndarray:
@@ -42,7 +42,7 @@ def count_tokens(stdlib: Path) -> np.ndarray:
 def main() -> int:
     stdlib = Path(sys.argv[1] if len(sys.argv) > 1 else sysconfig.get_paths()["stdlib"])
     counts = count_tokens(stdlib)
-    target = Path(__file__).resolve().parents[1] / "src" / "codecite" / "embed" / COUNTS_FILE
+    target = Path(__file__).resolve().parent / "code-token-counts.npy"
     np.save(target, counts.astype(np.uint32))
     print(f"wrote {target}", file=sys.stderr)
     return 0
