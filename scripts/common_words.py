@@ -46,7 +46,8 @@ def main() -> int:
     words = sorted(w for w, n in counts.items() if n >= MIN_COUNT and len(w) > 2 and w not in vocab)
     TARGET.mkdir(parents=True, exist_ok=True)
     out = TARGET / "common-words.txt"
-    header = f"# {len(words)} words of Python {sys.version.split()[0]}'s stdlib (scripts/common_words.py)\n"
+    version = sys.version.split()[0]
+    header = f"# {len(words)} words of Python {version}'s stdlib (scripts/common_words.py)\n"
     out.write_text(header + "\n".join(words) + "\n", encoding="utf-8")
     print(f"wrote {len(words)} words to {out}", file=sys.stderr)
     return 0
