@@ -159,6 +159,13 @@ class Job:
     verify: bool = False
     rebuild: bool = False
     static_model: str = ""
+    #: Also answer each report with ``Index.ask`` (extractive) and rank the files its
+    #: citations name, in order (issue 20: ask is never worse than search --files).
+    ask: bool = False
+
+
+#: The system of ``--ask``: the files an extractive answer cites, in order.
+ASK = "codecite ask"
 
 
 class Baseline:
@@ -337,7 +344,9 @@ def _run_project(job: Job) -> dict[str, Any]:
         stats["baseline_build_s"] += time.perf_counter() - started
         questions = list(group)
         for inst in questions:
-            rows.append(run_instance(inst, tree, index, bm25, job.modes, stats["search_ms"]))
+            rows.append(
+                run_instance(inst, tree, index, bm25, job.modes, stats["search_ms"], job.ask)
+            )
         log(
             f"{name} {n + 1}/{len(commits)} {commit[:8]}: tree +{move.written} -{move.deleted} "
             f"{move.seconds:.1f}s, update {took:.1f}s ({len(report.added)}+ "
@@ -363,6 +372,7 @@ def run_instance(
     bm25: BM25Files,
     modes: list[str],
     latencies: dict[str, list[float]],
+    ask: bool = False,
 ) -> dict[str, Any]:
     question = inst["problem_statement"]
     gold = [f for f in inst["files"] if f in tree.current]
@@ -419,6 +429,18 @@ def run_instance(
             "error": error,
             **score(file_ranking, gold, top, targets),
         }
+    if ask:
+        started = time.perf_counter()
+        answer = index.ask(question, "extractive")
+        latencies.setdefault(ASK, []).append((time.perf_counter() - started) * 1000)
+        cited = list(dict.fromkeys(c.path for c in answer.citations if c.verified))
+        row["systems"][ASK] = {
+            "files": cited[:FILES_K],
+            "file_ranking": "ask citations",
+            "chunks": [],
+            "error": "declined" if answer.insufficient else "",
+            **score(cited, gold, None, targets),
+        }
     return row
 
 
@@ -450,6 +472,7 @@ def load_jobs(args: argparse.Namespace, modes: list[str]) -> list[Job]:
                 args.verify,
                 args.rebuild,
                 args.static_model,
+                args.ask,
             )
         )
     return sorted(jobs, key=lambda j: -len(j.instances))
@@ -491,6 +514,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verify", action="store_true", help="check trees against git archive")
     parser.add_argument("--rebuild", action="store_true", help="start the indexes afresh")
     parser.add_argument(
+        "--ask", action="store_true", help=f"also rank the files {ASK} cites (issue 20)"
+    )
+    parser.add_argument(
         "--static-model", default="", help=f"the static tier's model ({SHIPPED} by default)"
     )
     parser.add_argument("--worst", type=int, default=10, help="worst questions shown")
@@ -519,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python bench/bugs_bench.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "codecite": code_version(),
         "machine": {"cores": os.cpu_count(), "platform": platform.platform()},
-        "systems": [BASELINE, *(f"codecite {m}" for m in modes)],
+        "systems": [BASELINE, *(f"codecite {m}" for m in modes), *([ASK] if args.ask else [])],
         "static_model": args.static_model or SHIPPED,
         "chunks_k": CHUNKS_K,
         "projects": [],

@@ -199,8 +199,8 @@ def test_the_prompt_leads_with_the_evidence_and_asks_for_the_shape(
     answer = draft.answer
     messages = build_messages(question, answer.sources, answer.intent, answer.evidence, None)
     user = messages[1]["content"]
-    assert user.index("The lines most likely to answer") < user.index("Context blocks")
-    assert "webapp/uploads.py:13-14" in user.split("Context blocks")[0]
+    assert user.index("<context>") < user.index("Lines most likely to answer") < user.index("[1] ")
+    assert "[E1] webapp/uploads.py:13-14 — parse_files: " in user
     shaped = build_messages(
         question,
         answer.sources,

@@ -238,7 +238,15 @@ def test_ask_extractive_json_and_abstention(small_repo: Path) -> None:
     human = run(
         "ask", "how is the VAT rate of a region computed", str(small_repo), "--llm", "extractive"
     )
-    assert human.returncode == 0 and "Sources" in human.stdout and "✓" in human.stdout
+    assert human.returncode == 0 and human.stdout.startswith("get_rate_for_region")
+    marks = [ln.strip() for ln in human.stdout.splitlines() if ln.strip()[:1] in ("✓", "✗")]
+    assert marks and all(m.startswith("✓ ") for m in marks)
+    same = run(
+        "ask", "how is the VAT rate of a region computed", str(small_repo), "--llm", "extractive",
+        "--json",
+    )  # fmt: skip
+    assert len(marks) == len(json.loads(same.stdout)["blocks"])  # one mark per block
+    assert "Confidence: " in human.stdout
 
 
 def test_ask_bad_llm_choices_are_user_errors(small_repo: Path) -> None:

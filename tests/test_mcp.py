@@ -197,7 +197,8 @@ def test_stdio_tools_answer_with_citations_from_a_real_subprocess(
     ask = r["ask"].structured_content
     assert ask["llm"] == "extractive"  # type: ignore[index]
     assert "shop/pricing.py:25-34" in ask["answer"]  # type: ignore[index]
-    assert "Sources:" in _text(r["ask"])
+    assert "Confidence: " in _text(r["ask"]) and "(verified)" in _text(r["ask"])
+    assert ask["blocks"] and ask["confidence"] in ("high", "medium", "low")  # type: ignore[index]
 
     # read_code: exact numbered lines; secrets redacted as in the index; refusals
     read = _text(r["read"])

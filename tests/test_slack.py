@@ -190,7 +190,8 @@ def test_a_signed_command_is_acknowledged_at_once_and_answered_at_response_url(
     assert f"✓ {link}" in text
     assert "✗ <https://codecite.example.com/web/code?repo=shop&path=evil.py" in text
     assert "&lt;!channel&gt; &amp; co." in text and "<!channel>" not in text  # escaped
-    assert "*Sources*" in text and "answered by openai:test-model" in text
+    assert text.count("evil.py:1-900") == 1  # one mark per citation, in the answer's text
+    assert "*Confidence" in text and "answered by openai:test-model" in text
     row = slack.answered_row("How is the loyalty discount computed?")
     assert row.user == "alice" and "shop:shop/pricing.py:25-34" in row.citations
 

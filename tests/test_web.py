@@ -255,8 +255,15 @@ def test_sign_in_ask_stream_and_open_a_verified_citation(context: Any, server: S
     expect(sources.filter(has_text="shop/pricing.py:25-34").first).to_have_attribute(
         "data-status", "verified"
     )
-    expect(answer.locator("ul.sources li[data-status=uncited]").first).to_contain_text("not cited")
+    # code read but not cited is listed apart, without a mark
+    looked = answer.locator("details.looked li[data-status=uncited]")
+    expect(looked.first).to_be_attached()
+    expect(looked.locator(".mark")).to_have_count(0)
     expect(answer.locator("ul.sources li[data-status=outside]")).to_contain_text("evil.py")
+    # one mark per citation: as many as the citations the model wrote
+    expect(answer.locator("ul.sources li[data-status=verified] .mark")).to_have_count(
+        len({"shop/pricing.py:25-34", "shop/pricing.py:20-22"})
+    )
     page.screenshot(path=server.shots / "answer-1280x800.png")
     page.screenshot(path=server.shots / "answer-1280-full.png", full_page=True)
 
@@ -575,9 +582,56 @@ def test_local_mode_without_tokens_needs_no_sign_in(server: Server) -> None:
             headers={"Accept": "text/event-stream", "X-CSRF-Token": _csrf(page.text)},
         )
         assert answer.status_code == 200 and "event: result" in answer.text
-        assert "extractive: quotes of the code found" in answer.text
+        assert "extractive: lines of the code found" in answer.text
+        assert 'class=\\"evidence\\"' in answer.text  # the page's HTML, inside the JSON
+        assert 'class=\\"confidence ' in answer.text
         forged = http.post("/web/ask", json={"question": QUESTION}, headers={"X-CSRF-Token": "x"})
         assert forged.status_code == 403
+
+
+def test_an_extractive_answer_leads_and_shows_numbered_code_blocks(
+    browser: Any, server: Server
+) -> None:
+    """The offline answer in the page: a confidence badge, the lead sentence, then at
+    most five code blocks (one per evidence place), each with one mark, its citation,
+    its lines numbered and the evidence lines highlighted — not a run-on paragraph."""
+    from playwright.sync_api import expect
+
+    port = free_port()
+    config = server.root / "extractive.toml"
+    config.write_text(
+        f'listen = "127.0.0.1:{port}"\nauth = "none"\nstate = "extractive-state.db"\n'
+        f'[codecite]\nllm = "extractive"\n[repos.shop]\npath = "{server.root / "shop"}"\n'
+    )
+    process = start_server(config, port, server.root / "extractive.log")
+    context = browser.new_context(viewport=DESKTOP, base_url=f"http://127.0.0.1:{port}")
+    try:
+        page = context.new_page()
+        page.goto("/")
+        ask(page, "What error do we raise when a region has no tax rate set up?")
+        answer = page.locator("#answer-rendered .answer[data-state=done]")
+        expect(answer.locator(".confidence")).to_have_attribute("data-confidence", re.compile("."))
+        expect(answer.locator(".answer-body.lead")).to_contain_text("raises")
+        blocks = answer.locator("figure.block")
+        count = blocks.count()
+        assert 1 <= count <= 5
+        for i in range(count):
+            block = blocks.nth(i)
+            expect(block.locator("figcaption .mark")).to_have_count(1)
+            expect(block.locator("figcaption a.cite")).to_have_count(1)
+            numbers = [int(n) for n in block.locator(".ln").all_inner_texts()]
+            assert numbers and numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+        first = blocks.first
+        expect(first).to_have_attribute("data-status", "verified")
+        expect(first.locator(".line.focus").last).to_contain_text("raise")
+        # no mark per quoted line: the page's marks are the blocks' and the lead's links
+        marks = answer.locator(".mark:visible").count()
+        assert marks <= count + answer.locator(".answer-body a.cite").count()
+        page.screenshot(path=server.shots / "extractive-answer-full.png", full_page=True)
+    finally:
+        context.close()
+        process.terminate()
+        process.wait(timeout=30)
 
 
 # --- units: rendering -----------------------------------------------------------------------------

@@ -27,6 +27,10 @@ from .shape import Shape
 
 #: Supporting blocks after the lead.
 MAX_BLOCKS = 5
+#: Supporting blocks shown at least, and the share of the best evidence's score a
+#: further one needs (weaker evidence is noise to a reader).
+MIN_BLOCKS = 2
+BLOCK_FLOOR = 0.4
 #: A function or method up to this many lines is cited whole by the blocks shown of it.
 CITE_WHOLE = 60
 #: Callers or tests named in a graph sentence.
@@ -146,8 +150,9 @@ class ExtractiveAnswerer:
         chosen: list[AnswerBlock] = []
         if shape.kind in ("impact", "tests") and graph:
             chosen += graph[: self.max_blocks]
-        for ev in evidence:
-            if len(chosen) >= self.max_blocks:
+        floor = BLOCK_FLOOR * max((ev.score for ev in evidence[:1]), default=0.0)
+        for n, ev in enumerate(evidence):
+            if len(chosen) >= self.max_blocks or (n >= MIN_BLOCKS and ev.score < floor):
                 break
             block = _block_of(ev, self.source)
             if not any(_overlaps(block, b) for b in chosen):

@@ -189,10 +189,8 @@ def slack_message(slack: SlackConfig, answer: dict[str, Any]) -> str:
         for s in answer.get("sources", [])[:3]:
             path, start, end = str(s["path"]), int(s["start_line"]), int(s["end_line"])
             lines.append(f"· {_link(slack, repo, path, start, end, f'{path}:{start}-{end}')}")
-    for c in answer.get("citations", []):
-        if not c.get("verified") and not blocks:
-            where = f"{c['path']}:{c['start_line']}-{c['end_line']}"
-            lines.append(f"✗ `{_escape(where)}` (cited, but not in the retrieved context)")
+    if any(not c.get("verified") for c in answer.get("citations", [])):
+        lines.append("_✗: cited, but not in the retrieved code: unverified_")
     model = _escape(str(answer.get("llm", "")))
     by = "no model was asked" if abstained(answer) else f"answered by {model}"
     lines.append(f"_{_escape(repo)} · {by}_")
