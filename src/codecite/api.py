@@ -28,7 +28,7 @@ from .store.postgres import is_postgres_url
 from .store.protocols import TIERS, Tier
 from .store.sqlite import SQLiteStore
 from .store.sqlite_base import DB_NAME, OWN_FILES
-from .types import Chunk, SourceFile
+from .types import INDEX_DIRNAME, MAX_K, Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
 
 if TYPE_CHECKING:
@@ -51,15 +51,12 @@ __all__ = [
     "open_index",
 ]
 
-INDEX_DIRNAME = ".codecite"
 #: Graph relations of :meth:`Index.related`: edge kind, and whether edges point *into* the chunk.
 RELATIONS: dict[str, tuple[str, bool]] = {
     "callers": ("calls", True),
     "callees": ("calls", False),
     "tests": ("tests", True),
 }
-#: Most results one query may ask for.
-MAX_K = 1000
 
 
 @dataclass

@@ -1,6 +1,11 @@
 """What the CLI's command modules share: the typer app, the consoles, common options,
 progress drawing, JSON output, the ``--`` rule for text arguments, and opening an
-index for a query. Private to :mod:`codecite.cli`."""
+index for a query. Private to :mod:`codecite.cli`.
+
+Start-up (issue 23): importing the CLI imports typer, rich's console and the light
+modules (errors, types) only; each command imports the library (``api``: numpy, the
+retrieval and answer stages) when it runs, so ``--version``, ``--help`` and a bad
+flag answer at once (``tests/test_cli_startup.py`` pins it)."""
 
 from __future__ import annotations
 
@@ -9,24 +14,19 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-from ..api import MAX_K, Index, open_existing, open_index
-from ..filters import Filters
-from ..progress import Progress as ProgressEvent
-from ..types import CHUNK_KINDS
+from ..types import CHUNK_KINDS, MAX_K
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from ..api import Index
+    from ..filters import Filters
+    from ..progress import Progress as ProgressEvent
 
 app = typer.Typer(
     name="codecite",
@@ -84,6 +84,15 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
     if not enabled:
         yield None
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -147,6 +156,8 @@ def open_for_query(
 ) -> Index:
     """The index of ``path`` (a repository folder; anything else is an error), else of
     ``--index``, else the nearest one above the current folder; opened read-only."""
+    from ..api import open_existing, open_index
+
     if path is not None:
         return open_index(path, index_dir=index_dir, create=False, overrides=overrides)
     return open_existing(index_dir, overrides=overrides)
@@ -154,6 +165,8 @@ def open_for_query(
 
 def parse_filters(lang: list[str] | None, path: str | None, kind: list[str] | None) -> Filters:
     """The --lang/--path/--kind options as validated filters."""
+    from ..filters import Filters
+
     return Filters.parse(lang, path, kind)
 
 

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.syntax import Syntax
-from rich.table import Table
 
-from ..api import Index, IndexStatus, open_existing, open_index
 from ..errors import UserError
-from ..indexer import IndexReport
 from ._shared import (
     IndexOpt,
     JsonOpt,
@@ -26,6 +22,10 @@ from ._shared import (
     progress_bar,
     store_overrides,
 )
+
+if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
+    from ..api import Index, IndexStatus
+    from ..indexer import IndexReport
 
 
 # --- index ------------------------------------------------------------------------
@@ -57,6 +57,8 @@ def index(
 
     Re-running indexes only what changed. Ctrl-C keeps what was done; run again to resume.
     """
+    from ..api import open_index
+
     overrides: dict[str, object] = {"embedder": embedder, **store_overrides(store, repo_name)}
 
     def on_wait(pid: str) -> None:
@@ -100,6 +102,8 @@ def _breakdown(counts: dict[str, int] | dict[str, float], unit: str = "") -> str
 
 
 def _print_report(report: IndexReport) -> None:
+    from rich.table import Table
+
     verb = "would index" if report.dry_run else "indexed"
     out.print(
         f"[bold]{escape(report.root)}[/bold]: {report.files_seen:,} files; "
@@ -169,6 +173,8 @@ def status(
 
 
 def _open(path: Path | None, index_dir: Path | None, overrides: dict[str, object]) -> Index:
+    from ..api import open_existing, open_index
+
     if path is not None:
         return open_index(path, index_dir=index_dir, create=False, overrides=overrides)
     return open_existing(index_dir, overrides=overrides)
@@ -184,6 +190,8 @@ def _tiers_line(st: IndexStatus) -> str:
 
 
 def _print_status(st: IndexStatus) -> None:
+    from rich.table import Table
+
     table = Table(show_header=False, show_edge=False)
     table.add_column(style="bold")
     table.add_column()
@@ -229,6 +237,10 @@ def chunks(
     repo_name: RepoNameOpt = None,
 ) -> None:
     """Show how files were cut into chunks (read a few to check the chunking)."""
+    from rich.syntax import Syntax
+
+    from ..api import open_existing
+
     start = (
         target
         if target is not None and target.is_dir()
