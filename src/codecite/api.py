@@ -1,6 +1,10 @@
 """The public library surface: ``open_index(path)`` gives an :class:`Index` with
 ``update()``, ``chunks()``, ``status()``, ``search()``, ``ask()`` and
-``ask_stream()``. The CLI, and later the server and MCP, are built on it alone."""
+``ask_stream()``. The CLI, and later the server and MCP, are built on it alone.
+
+The answer stage (with its HTTP client) and the index run (parsers, embedders) are
+imported when first used, so that a ``codecite search`` in a new process loads only
+the query pipeline (issue 23)."""
 
 from __future__ import annotations
 
@@ -10,16 +14,12 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .answer.answerer import Answer, Answerer, Draft
-from .answer.llm import EXTRACTIVE, LLM, LLMChoice, resolve_llm
-from .answer.streaming import stream_pieces
 from .config import Config, load_config
 from .errors import IndexMissingError, PathError, UserError, WorkerStartError
 from .filters import Filters
 from .freshness import Freshness, Tracker
-from .indexer import Indexer, IndexReport
 from .progress import ProgressFn
 from .retrieve import Searcher
 from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
@@ -32,7 +32,24 @@ from .types import INDEX_DIRNAME, MAX_K, Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
 
 if TYPE_CHECKING:
+    from .answer.answerer import Answer, Answerer, Draft
+    from .answer.llm import LLM, LLMChoice
     from .explain import Explanation
+    from .indexer import IndexReport
+
+
+def __getattr__(name: str) -> Any:
+    """``Answer`` and ``LLMChoice`` (in ``__all__``), imported on first use."""
+    if name == "Answer":
+        from .answer.answerer import Answer
+
+        return Answer
+    if name == "LLMChoice":
+        from .answer.llm import LLMChoice
+
+        return LLMChoice
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 T = TypeVar("T")
 
@@ -162,6 +179,8 @@ class Index:
         """Answers over this index (citations checked against the context and the files
         on disk), created once."""
         if self._answerer is None:
+            from .answer.answerer import Answerer
+
             self._answerer = Answerer(self.searcher, log_dir=self._log_dir(), root=self.root)
         return self._answerer
 
@@ -283,6 +302,8 @@ class Index:
         draft = self.prepare_answer(question, choice, filters=filters)
         text = None
         if draft.messages is not None and choice.llm is not None:
+            from .answer.streaming import stream_pieces
+
             model = choice.llm
             text = yield from stream_pieces(
                 lambda on_token: answerer.generate(draft, model, on_token)
@@ -292,6 +313,8 @@ class Index:
 
     def choose_llm(self, llm: str | LLM | LLMChoice | None = "auto") -> LLMChoice:
         """The answer mode for ``llm`` (see :meth:`ask`) and why it was chosen."""
+        from .answer.llm import EXTRACTIVE, LLMChoice, resolve_llm
+
         if isinstance(llm, LLMChoice):
             return llm
         if llm is None:
@@ -335,6 +358,8 @@ class Index:
                 "codecite's parse worker is importing your script again: put the code that "
                 'calls codecite under `if __name__ == "__main__":`'
             )
+        from .indexer import Indexer
+
         indexer = Indexer(self.store, self.root, self.config, self.repo, on_progress)
         with self.store.reporting_damage():
             if dry_run:

@@ -17,7 +17,6 @@ from typing import TypeVar
 
 from .config import Config
 from .errors import UserError
-from .indexer import Indexer
 from .store.protocols import Store
 from .walk import file_digest
 
@@ -188,6 +187,8 @@ class Tracker:
 
     def _refresh_paths(self, paths: list[str]) -> str:
         """Re-index ``paths`` under the writer lock; "" when done, else why not."""
+        from .indexer import Indexer  # the parse stage loads at the first change seen
+
         try:
             store = self.store.reopen_writable() if self.store.readonly else self.store
         except UserError as exc:  # a read-only folder, say
