@@ -2,14 +2,41 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
+import leftovers
 import pytest
 from pg import pg_module_url, pg_server, pg_url, store_backend  # noqa: F401 (fixtures)
 from repos import make_git_repo
 
 FIXTURES = Path(__file__).parent / "fixtures"
+#: Seconds the processes a run started get to end after its last test.
+LEFTOVER_GRACE = 10.0
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Mark every process this run starts (they inherit the environment)."""
+    os.environ[leftovers.MARKER] = f"{os.getpid()}-{os.urandom(4).hex()}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No process started by a test outlives the run: one still alive (a server, a
+    background worker, the parse workers of a killed indexer) fails the run, and is
+    killed."""
+    alive = leftovers.wait_for_none(
+        os.environ[leftovers.MARKER], LEFTOVER_GRACE, own_helpers_of=os.getpid()
+    )
+    if not alive:
+        return
+    leftovers.kill_all(alive)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_sep("=", "processes started by the tests outlived them", red=True)
+        for leftover in alive:
+            reporter.write_line(f"killed {leftover}", red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session", autouse=True)

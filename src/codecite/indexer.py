@@ -16,6 +16,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -229,31 +230,34 @@ class Indexer:
     ) -> None:
         batch: list[FileResult] = []
         self.progress(Progress("parse", 0, len(todo)))
-        for done, result in enumerate(run_workers(todo, self.repo, self.config), start=1):
-            if isinstance(result, Skipped):
-                report.skipped.append(result)
-                if result.path in known:
-                    report.deleted.append(result.path)
-                    batch.append(FileResult(SourceFile(result.path, "", "", 0), "", chunks=[]))
-            elif result.unchanged:
-                report.unchanged += 1
-                batch.append(result)
-            else:
-                (report.modified if result.source.path in known else report.added).append(
-                    result.source.path
+        # closing(): a failed write stops the workers now, not when the generator is
+        # collected (an exception's traceback keeps it, and its pool, alive).
+        with closing(run_workers(todo, self.repo, self.config)) as results:
+            for done, result in enumerate(results, start=1):
+                if isinstance(result, Skipped):
+                    report.skipped.append(result)
+                    if result.path in known:
+                        report.deleted.append(result.path)
+                        batch.append(FileResult(SourceFile(result.path, "", "", 0), "", chunks=[]))
+                elif result.unchanged:
+                    report.unchanged += 1
+                    batch.append(result)
+                else:
+                    (report.modified if result.source.path in known else report.added).append(
+                        result.source.path
+                    )
+                    batch.append(result)
+                if len(batch) >= FILES_PER_COMMIT:
+                    self._write(batch, report, dry_run)
+                    batch = []
+                self.progress(
+                    Progress(
+                        "parse",
+                        done,
+                        len(todo),
+                        result.path if isinstance(result, Skipped) else result.source.path,
+                    )
                 )
-                batch.append(result)
-            if len(batch) >= FILES_PER_COMMIT:
-                self._write(batch, report, dry_run)
-                batch = []
-            self.progress(
-                Progress(
-                    "parse",
-                    done,
-                    len(todo),
-                    result.path if isinstance(result, Skipped) else result.source.path,
-                )
-            )
         self._write(batch, report, dry_run)
 
     def _write(self, batch: list[FileResult], report: IndexReport, dry_run: bool) -> None:
