@@ -293,8 +293,22 @@ def test_queries_work_on_a_read_only_index(indexed: Path) -> None:
     assert "app/tax.py" in _paths(
         run_cli("search", "vat rate", str(indexed), "--json", prefix=prefix)
     )
+    # A reader of a writable index leaves index.db-wal/-shm behind: SQLite then opens
+    # the mounted copy without complaint, and the writer lock's file is what fails.
+    assert run_cli("search", "vat rate", str(indexed), "--json").returncode == 0
+    assert (indexed / ".codecite" / "index.db-shm").exists()
+    tax = indexed / "app" / "tax.py"
+    tax.write_text(tax.read_text() + "\n# edited\n")
+    edited = run_cli("search", "vat rate", str(indexed), "--json", prefix=prefix)
+    assert edited.returncode == 0, edited.stderr  # cannot re-index it here: marked stale
+    results = json.loads(edited.stdout)["results"]
+    assert any(r["stale"] for r in results if r["path"] == "app/tax.py"), results
     index_again = run_cli("index", str(indexed), prefix=prefix)
-    assert index_again.returncode != 0 and "internal error" not in index_again.stderr
+    # a user error (exit 1, issue 21 item 9: it was exit 2, "Permission denied:
+    # index.lock") that says what to do
+    assert index_again.returncode == 1, index_again.stderr
+    assert "internal error" not in index_again.stderr
+    assert "cannot write the index" in index_again.stderr and "--index DIR" in index_again.stderr
 
 
 # --- 8. an index folder that holds the user's files -------------------------------------
