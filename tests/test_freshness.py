@@ -33,7 +33,7 @@ def repo(tmp_path: Path) -> Path:
     }
     files |= {f"shop/extra_{i}.py": f"def extra_{i}():\n    return {i}\n" for i in range(4)}
     root = make_git_repo(tmp_path / "repo", files)
-    assert run_cli("index", str(root)).returncode == 0
+    assert run_cli("index", str(root), "--wait").returncode == 0
     return root
 
 
@@ -130,7 +130,7 @@ def test_a_branch_switch_there_and_back_computes_nothing_already_computed(tmp_pa
     env = {"CODECITE_CACHE_DIR": str(tmp_path / "cache")}
 
     def index() -> dict:
-        proc = run_cli("index", str(root), "--json", env=env)
+        proc = run_cli("index", str(root), "--wait", "--json", env=env)
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 

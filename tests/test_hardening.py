@@ -40,7 +40,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def indexed(repo: Path) -> Path:
-    proc = run_cli("index", str(repo))
+    proc = run_cli("index", str(repo), "--wait")
     assert proc.returncode == 0, proc.stderr
     return repo
 
@@ -79,7 +79,7 @@ def test_search_and_ask_work_during_a_first_embedding_and_after_kill_9(tmp_path:
         "CODECITE_CACHE_DIR": str(tmp_path / "fresh-cache"),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "codecite", "index", str(big)],
+        [sys.executable, "-m", "codecite", "index", str(big), "--wait"],
         env={**os.environ, **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -225,7 +225,7 @@ def test_concurrent_opens_of_a_new_index_create_it_once(tmp_path: Path) -> None:
 
 def test_two_indexers_at_once_do_the_work_once(repo: Path, tmp_path: Path) -> None:
     env = {**os.environ, "CODECITE_CACHE_DIR": str(tmp_path / "cold-cache")}
-    cmd = [sys.executable, "-m", "codecite", "index", str(repo), "--json"]
+    cmd = [sys.executable, "-m", "codecite", "index", str(repo), "--wait", "--json"]
     procs = [
         subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for _ in range(2)
@@ -352,7 +352,7 @@ def test_a_damaged_database_says_what_to_run_and_full_rebuilds(indexed: Path, ho
         proc = run_cli(*args)
         assert proc.returncode == 1, (args, proc.returncode, proc.stderr)
         assert "index --full" in proc.stderr and "internal error" not in proc.stderr
-    rebuilt = run_cli("index", str(indexed), "--full", "--json")
+    rebuilt = run_cli("index", str(indexed), "--wait", "--full", "--json")
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "app/tax.py" in _paths(run_cli("search", "vat rate", str(indexed), "--json"))
 
@@ -378,7 +378,7 @@ def test_a_damaged_vectors_snapshot_falls_back_to_the_database(
     else:
         path.write_bytes(data)
     assert "app/tax.py" in _paths(run_cli("search", "vat rate of a region", str(indexed), "--json"))
-    again = run_cli("index", str(indexed))
+    again = run_cli("index", str(indexed), "--wait")
     assert again.returncode == 0, again.stderr
 
 

@@ -460,7 +460,7 @@ def test_kill_9_mid_index_then_queries_and_the_next_run_completes(
         "CODECITE_CACHE_DIR": str(tmp_path / "fresh-cache"),
     }
     store = ["--store", pg_url, "--repo-name", "big"]
-    command = [sys.executable, "-m", "codecite", "index", str(big), "--json", *store]
+    command = [sys.executable, "-m", "codecite", "index", str(big), "--wait", "--json", *store]
     first = subprocess.Popen(
         command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

@@ -34,6 +34,7 @@ from .walk import file_digest, folder_prefix, git_changed_paths, walk
 if TYPE_CHECKING:
     from .answer.answerer import Answer, Answerer, Draft
     from .answer.llm import LLM, LLMChoice
+    from .background import EmbeddingState
     from .explain import Explanation
     from .indexer import IndexReport
 
@@ -101,6 +102,9 @@ class IndexStatus:
     static_vectors: int = 0
     static_model: str = ""
     static_dim: int = 0
+    #: The background worker computing the model's vectors (issue 23):
+    #: :meth:`codecite.background.EmbeddingState.to_json`; ``{}`` where none ever ran.
+    background: dict[str, object] = field(default_factory=dict)
 
     @property
     def embedded_fraction(self) -> float:
@@ -341,11 +345,18 @@ class Index:
         dry_run: bool = False,
         on_progress: ProgressFn | None = None,
         on_wait: Callable[[str], None] | None = None,
+        background: bool = False,
     ) -> IndexReport:
         """Bring the index up to date with the files; only what changed is redone.
 
         One writer at a time: when another process is indexing into the same folder,
         ``on_wait(pid)`` is called and this waits for it, then does only what is left.
+        ``background``: return once the keyword index, the graph and the static tier
+        are committed, and leave the model's vectors to a detached worker process
+        (``report.embed_worker`` is its pid; :meth:`embedding` shows its progress,
+        :meth:`stop_embedding` stops it). Otherwise every vector is computed before
+        this returns. A run that embeds or rebuilds first stops the background worker
+        (it would compete), and a background run then starts a new one for what is left.
         """
         if self.store.readonly:
             raise UserError(
@@ -358,17 +369,39 @@ class Index:
                 "codecite's parse worker is importing your script again: put the code that "
                 'calls codecite under `if __name__ == "__main__":`'
             )
+        from . import background as worker
         from .indexer import Indexer
 
+        background = background and embed and not dry_run and worker.supported()
         indexer = Indexer(self.store, self.root, self.config, self.repo, on_progress)
         with self.store.reporting_damage():
             if dry_run:
                 return indexer.run(full=full, embed=embed, dry_run=True)
+            if embed or full:  # before the writer lock: the worker takes it to write
+                worker.stop_worker(self.dir)
             with self.store.writer_lock(on_wait):
                 if not isinstance(self.store, SQLiteStore):  # a shared store: found by name
                     with self.store.transaction():  # from any folder, even mid-run
                         self.store.set_meta({"repo": self.repo, "root": str(self.root)})
-                return indexer.run(full=full, embed=embed, dry_run=False)
+                report = indexer.run(full=full, embed=embed, background=background)
+        if background and report.embed_pending:
+            report.embed_worker = worker.start_worker(self.root, self.dir, self.config)
+        return report
+
+    def embedding(self) -> EmbeddingState:
+        """The background worker computing this index's model vectors (``codecite
+        index`` without ``--wait``): running or not, its progress, why it stopped."""
+        from .background import read_state
+
+        return read_state(self.dir)
+
+    def stop_embedding(self) -> int:
+        """Stop the background worker, if one runs (it stops after its batch in flight;
+        what it committed stays, and the next background :meth:`update` resumes).
+        Returns its pid, 0 when none ran."""
+        from .background import stop_worker
+
+        return stop_worker(self.dir)
 
     def chunks(self, path: str | None = None) -> Iterator[Chunk]:
         """Stored chunks ordered by path and line, optionally under a repo-relative path."""
@@ -402,6 +435,8 @@ class Index:
             chunks_by_kind=self.store.group_counts("chunks", "kind"),
             edges_by_kind=self.store.group_counts("edges", "kind"),
         )
+        worker = self.embedding()
+        status.background = worker.to_json() if worker.state else {}
         self._staleness(status, walked.files)
         return status
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,6 +52,15 @@ STAGE_UNITS = {
     "distil": "tokens",
     "static": "chunks",
     "embed": "chunks",
+}
+
+#: Stage names in the one-line-per-stage output (no terminal: a log, CI).
+STAGE_LINES = {
+    "parse": "parsed",
+    "graph": "graph",
+    "distil": "static model built (once per machine)",
+    "static": "static vectors",
+    "embed": "model vectors",
 }
 
 IndexOpt = Annotated[
@@ -118,6 +128,45 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
             )
 
         yield on_event
+
+
+@contextmanager
+def stage_lines(enabled: bool) -> Iterator[Any]:
+    """Progress without a terminal (output redirected, CI): one line on stderr as each
+    stage finishes, with its count and seconds, so a log shows the run advancing."""
+    if not enabled:
+        yield None
+        return
+    started: dict[str, float] = {}
+    last: dict[str, ProgressEvent] = {}
+    printed: set[str] = set()
+
+    def finish(stage: str) -> None:
+        if stage in printed:
+            return
+        printed.add(stage)
+        event, seconds = last[stage], time.perf_counter() - started[stage]
+        count = "resolved" if stage == "graph" else f"{event.done:,} {STAGE_UNITS.get(stage, '')}"
+        err.print(
+            f"{STAGE_LINES.get(stage, stage)}: {count} in {seconds:.1f}s",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    def on_event(event: ProgressEvent) -> None:
+        if event.stage not in started:
+            for stage in list(last):  # a new stage: the ones before it are done
+                finish(stage)
+            started[event.stage] = time.perf_counter()
+        last[event.stage] = event
+        if event.total and event.done >= event.total:
+            finish(event.stage)
+
+    try:
+        yield on_event
+    finally:
+        for stage in list(last):
+            finish(stage)
 
 
 def emit_json(data: object) -> None:

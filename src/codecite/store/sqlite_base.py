@@ -34,6 +34,9 @@ OWN_FILES = frozenset(
         "hooks.log",  # codecite.hooks: the background runs' output, lock, request counter
         "hooks.lock",
         "hooks.requests",
+        "embed.lock",  # codecite.background: the model tier's worker: lock, state, log
+        "embed.json",
+        "embed.log",
     }
 )
 #: sqlite3 messages that mean the file is not a usable database (not a busy/locked one).
