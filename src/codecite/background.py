@@ -261,23 +261,64 @@ def start_worker(root: Path, folder: Path, config: Config) -> int:
     if launched.returncode or not pid.isdigit():
         _write_state(folder, EmbeddingState("failed", error="could not start", log=str(log_path)))
         raise OSError(f"could not start the background worker (see {log_path})")
+    state = _read_file(folder)
+    if state.state == "starting" and not state.pid:  # the worker has not written yet
+        state.pid = int(pid)
+        _write_state(folder, state)
     return int(pid)
 
 
+def _starting_pid(folder: Path) -> int:
+    """The pid of a worker launched moments ago that does not hold its lock yet."""
+    state = _read_file(folder)
+    recent = time.time() - state.updated_at < START_SECONDS
+    if state.state == "starting" and state.pid and recent and _is_worker(state.pid):
+        return state.pid
+    return 0
+
+
+def _is_worker(pid: int) -> bool:
+    """Whether ``pid`` is a live (not zombie) background worker process."""
+    proc = Path("/proc") / str(pid)
+    if not proc.parent.is_dir():  # no /proc: ask the kernel only
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    try:
+        stat = (proc / "stat").read_text(encoding="ascii", errors="replace")
+        command = (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
+    return (
+        stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X") and b"codecite.background" in command
+    )
+
+
 def stop_worker(folder: Path, grace: float = STOP_GRACE_SECONDS) -> int:
-    """Stop the index's background worker, if one runs: SIGTERM (it stops after its
-    batch in flight), SIGKILL after ``grace`` seconds. Returns its pid (0: none ran)."""
-    pid = worker_pid(folder)
+    """Stop the index's background worker, if one runs or is starting: SIGTERM (it
+    stops after its batch in flight), SIGKILL after ``grace`` seconds. Returns its pid
+    (0: none ran)."""
+    pid = worker_pid(folder) or _starting_pid(folder)
     if pid <= 0:
         return 0
     log.info("stopping the background embedding of %s (pid %d)", folder, pid)
+
+    def gone() -> bool:
+        return not worker_pid(folder) and not _is_worker(pid)
+
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
         with contextlib.suppress(ProcessLookupError):  # gone (or in another pid namespace)
             os.kill(pid, sig)
         deadline = time.monotonic() + wait
-        while worker_pid(folder) and time.monotonic() < deadline:
+        while not gone() and time.monotonic() < deadline:
             time.sleep(0.05)
-        if not worker_pid(folder):
+        if gone():
+            if sig == signal.SIGKILL or _read_file(folder).state == "starting":
+                _write_state(folder, dataclasses.replace(_read_file(folder), state="stopped"))
             return pid
     raise UserError(
         f"the background embedding (pid {pid}) of {folder} did not stop; stop it "

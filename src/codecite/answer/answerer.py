@@ -150,7 +150,7 @@ class Answerer:
             question, k=k, filters=filters, budget=self.config.answer_context_tokens
         )
         info = result.info or analyse(question)
-        hits = mark_stale(result.hits, list(stale))
+        hits = self.searcher.fill_similarity(question, mark_stale(result.hits, list(stale)))
         signals = confidence(info, hits)
         answer = Answer(
             question,
