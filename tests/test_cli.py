@@ -131,6 +131,7 @@ def test_empty_folder_and_bad_config(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "max_file_bytes" in proc.stderr
 
 
+@pytest.mark.slow
 def test_kill_9_during_indexing_is_repaired_by_next_run(tmp_path: Path) -> None:
     files = {
         f"pkg/mod_{i}.py": "\n\n".join(
@@ -183,6 +184,7 @@ def test_kill_9_during_indexing_is_repaired_by_next_run(tmp_path: Path) -> None:
     assert con.execute("SELECT count(*) FROM vectors").fetchone()[0] == chunks
 
 
+@pytest.mark.slow
 def test_kill_9_during_parsing_leaves_a_repairable_index(tmp_path: Path) -> None:
     files = {f"src/m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(400)}
     repo = make_git_repo(tmp_path / "many", files)

@@ -121,6 +121,7 @@ def test_another_writer_means_stale_not_waiting(repo: Path) -> None:
     assert fresh.stale == ["shop/orders.py"] and "writing" in fresh.reason
 
 
+@pytest.mark.slow
 def test_a_branch_switch_there_and_back_computes_nothing_already_computed(tmp_path: Path) -> None:
     files = {
         f"pkg/m{i}.py": f'def f{i}(x):\n    """Step {i}."""\n    return x + {i}\n'

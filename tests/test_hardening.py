@@ -15,10 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
-from repos import git, make_git_repo, run_cli
+from repos import copy_index, git, make_git_repo, run_cli
 
 import codecite
 from codecite.store.sqlite import SQLiteStore
+
+#: real processes: kill -9, read-only mounts, damaged files (run by .ci/run)
+pytestmark = pytest.mark.slow
 
 TAX = (
     '"""Tax rules."""\nimport math\n\nRATES = {"EU": 0.2}\n\n\n'
@@ -38,11 +41,21 @@ def repo(tmp_path: Path) -> Path:
     )
 
 
-@pytest.fixture
-def indexed(repo: Path) -> Path:
-    proc = run_cli("index", str(repo), "--wait")
+@pytest.fixture(scope="module")
+def indexed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``repo`` indexed by the CLI once per module; each test gets a copy (``indexed``)."""
+    root = make_git_repo(
+        tmp_path_factory.mktemp("hardening") / "repo",
+        {"app/tax.py": TAX, "docs/guide.md": "# Guide\n\nVAT by region.\n"},
+    )
+    proc = run_cli("index", str(root), "--wait")
     assert proc.returncode == 0, proc.stderr
-    return repo
+    return root
+
+
+@pytest.fixture
+def indexed(indexed_once: Path, tmp_path: Path) -> Path:
+    return copy_index(indexed_once, tmp_path / "repo")
 
 
 def _paths(proc: subprocess.CompletedProcess[str]) -> list[str]:

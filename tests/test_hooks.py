@@ -18,7 +18,10 @@ from repos import make_git_repo, run_cli
 import codecite
 from codecite import hooks
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="git hooks run with sh")
+pytestmark = [
+    pytest.mark.slow,  # real git hooks starting detached indexers (run by .ci/run)
+    pytest.mark.skipif(sys.platform == "win32", reason="git hooks run with sh"),
+]
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:

@@ -48,6 +48,9 @@ from codecite.store.sqlite import SQLiteStore
 from codecite.tokens import keyword_row
 from codecite.types import Chunk, Edge, sha256_text
 
+#: a real PostgreSQL (run by .ci/run)
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures"
 WEIGHTS = (4.0, 2.0, 1.0)
 FILTERS = (

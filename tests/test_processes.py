@@ -15,7 +15,10 @@ from pathlib import Path
 import leftovers
 import pytest
 
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
+pytestmark = [
+    pytest.mark.slow,  # real processes killed with kill -9 (run by .ci/run)
+    pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)"),
+]
 
 #: Files in the repository: enough that parsing takes seconds on two parse workers.
 FILES = 600

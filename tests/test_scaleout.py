@@ -24,6 +24,9 @@ import psycopg
 import pytest
 from repos import free_port, git, make_git_repo, run_cli, start_server
 
+#: PostgreSQL, workers and a server in real processes (run by .ci/run)
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures"
 VAULT = {
     "vault/launch.py": (

@@ -10,7 +10,6 @@ prompt sent to the LLM, or an audit row's result list.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 from llm_server import ChatServer, Reply, running_chat_server
-from repos import free_port, make_git_repo, run_cli, start_server
+from repos import copy_index, free_port, make_git_repo, run_cli, start_server
 
 import codecite
 
@@ -64,14 +63,12 @@ def make_token(config: Path, user: str, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory, indexed_shop: Path) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("serve")
-    shop = root / "shop"
-    shutil.copytree(FIXTURES / "shop", shop)
+    shop = copy_index(indexed_shop, root / "shop")
     vault = make_git_repo(root / "vault", VAULT)
-    for repo in (shop, vault):
-        with codecite.open_index(repo) as index:
-            index.update()
+    with codecite.open_index(vault) as index:
+        index.update()
     with running_chat_server() as chat:
         config = root / "codecite-server.toml"
         config.write_text(

@@ -189,6 +189,7 @@ def test_principal_for_user_joins_active_tokens(store: BaseStateStore) -> None:
     assert store.principal_for_user("alice") is None
 
 
+@pytest.mark.slow
 def test_token_list_and_revoke_cli(any_config: Path, location: Path | str) -> None:
     config = any_config
     made = run_cli("token", "create", "alice", "--repos", "shop,nope", "--admin",
@@ -307,6 +308,7 @@ def test_audit_question_is_scrubbed(store: BaseStateStore, location: Path | str)
     assert GITHUB_TOKEN.encode() not in data and ours.encode() not in data
 
 
+@pytest.mark.slow
 def test_audit_cli(any_config: Path, location: Path | str) -> None:
     config, now = any_config, time.time()
     with open_state(location) as s:
@@ -359,6 +361,7 @@ def test_threads_share_one_store(store: BaseStateStore) -> None:
     assert {len(store.audit_rows(user=f"user{i}")) for i in range(4)} == {40}
 
 
+@pytest.mark.slow
 def test_damaged_state_file_is_a_clear_error(config: Path) -> None:
     db = config.parent / "state.db"
     db.write_bytes(b"this is not a database, just text\n" * 100)
@@ -496,6 +499,7 @@ def test_state_shares_a_database_with_the_index(pg_url: str) -> None:
         assert state.check_token(token)[1] == "ok"
 
 
+@pytest.mark.slow
 def test_serve_accepts_a_cli_token_from_a_postgres_state(tmp_path: Path, pg_url: str) -> None:
     """``state = "postgresql://..."``: `codecite token create` writes the token there, a
     real `codecite serve` accepts it, a revocation by the CLI counts at the server's next
@@ -533,6 +537,7 @@ def test_serve_accepts_a_cli_token_from_a_postgres_state(tmp_path: Path, pg_url:
     assert rows[-1]["user"] == "alice" and rows[-1]["client"]
 
 
+@pytest.mark.slow
 def test_migrate_copies_a_state_file_into_postgres(tmp_path: Path, pg_url: str) -> None:
     """`codecite migrate --from codecite-state.db --to URL`: every token keeps working
     (revoked and expired ones stay refused), the audit log arrives whole, and a second

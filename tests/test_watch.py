@@ -20,6 +20,9 @@ from repos import git, make_git_repo, run_cli
 import codecite
 from codecite.watch import Watcher
 
+#: a real file watcher, waiting for settle times (run by .ci/run)
+pytestmark = pytest.mark.slow
+
 PRICING = (
     "def loyalty_discount(amount: float, tier: str) -> float:\n"
     '    """Amount after the loyalty discount of a tier."""\n'
