@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from repos import make_git_repo, run_cli
+from repos import copy_index, make_git_repo, run_cli
 
 import codecite
 
@@ -25,16 +25,22 @@ PRICING = (
 )
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def indexed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository indexed by the CLI once per module; each test edits a copy."""
     files = {
         "shop/pricing.py": PRICING,
         "shop/orders.py": "def total(items):\n    return sum(items)\n",
     }
     files |= {f"shop/extra_{i}.py": f"def extra_{i}():\n    return {i}\n" for i in range(4)}
-    root = make_git_repo(tmp_path / "repo", files)
+    root = make_git_repo(tmp_path_factory.mktemp("fresh") / "repo", files)
     assert run_cli("index", str(root), "--wait").returncode == 0
     return root
+
+
+@pytest.fixture
+def repo(indexed_once: Path, tmp_path: Path) -> Path:
+    return copy_index(indexed_once, tmp_path / "repo")
 
 
 def _search(root: Path, query: str, *extra: str, env: dict[str, str] | None = None) -> dict:
