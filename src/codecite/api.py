@@ -24,10 +24,10 @@ from .progress import ProgressFn
 from .retrieve import Searcher
 from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
 from .store import Store, open_store
-from .store.postgres import is_postgres_url
 from .store.protocols import TIERS, Tier
 from .store.sqlite import SQLiteStore
 from .store.sqlite_base import DB_NAME, OWN_FILES
+from .store.urls import is_postgres_url
 from .types import INDEX_DIRNAME, MAX_K, Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
 
@@ -653,7 +653,7 @@ def migrate_state(source: str | Path, url: str) -> dict[str, int]:
 
 def redact_url(url: str) -> str:
     """``url`` with its password hidden, for messages."""
-    from .store.postgres import redact
+    from .store.urls import redact
 
     return redact(url)
 
