@@ -41,7 +41,7 @@ def commands(repo: Path) -> dict[str, list[str]]:
         "search": ["search", QUESTION, str(repo), "-k", "5"],
         "search --json": ["search", QUESTION, str(repo), "-k", "5", "--json"],
         "ask": ["ask", "How is the loyalty discount computed?", str(repo), "--llm", "extractive"],
-        "chunks FILE": ["chunks", str(repo / "pricing.py"), "--no-content"],
+        "chunks FILE": ["chunks", str(repo / "shop" / "pricing.py"), "--no-content"],
     }
 
 
