@@ -40,7 +40,9 @@ def main() -> None:
         if not args.repo:
             shutil.copytree(FIXTURES / "shop", repo)
         cli = [sys.executable, "-m", "codecite"]
-        subprocess.run([*cli, "index", str(repo), "--json"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [*cli, "index", str(repo), "--wait", "--json"], check=True, stdout=subprocess.DEVNULL
+        )
         started = time.perf_counter()
         for q in (qs * 10)[: args.n]:
             subprocess.run(

@@ -104,7 +104,7 @@ def branch_switch(history: Path, work: Path) -> dict[str, object]:
     def index() -> dict[str, object]:
         began = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "codecite", "index", str(clone), "--json"],
+            [sys.executable, "-m", "codecite", "index", str(clone), "--wait", "--json"],
             capture_output=True,
             text=True,
             env=env,

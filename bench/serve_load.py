@@ -121,7 +121,7 @@ def main() -> None:
         other.mkdir()
         (other / "hidden.py").write_text("def hidden():\n    return 1\n")
         started = time.time()
-        codecite("index", str(repo))
+        codecite("index", str(repo), "--wait")
         codecite("index", str(other), "--no-embed")
         index_s = time.time() - started
         config = work / "server.toml"

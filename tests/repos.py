@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
+
+import codecite
 
 
 def git(repo: Path, *args: str) -> str:
@@ -109,3 +112,14 @@ def start_server(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
             time.sleep(0.1)
     process.kill()
     raise AssertionError(f"server did not start: {log.read_text()}")
+
+
+def copy_index(indexed: Path, dest: Path) -> Path:
+    """A copy of an indexed repository at ``dest`` (a folder of the same name, so its
+    chunks' repository name is the same): the files keep their sizes and times, so
+    nothing in it is stale, and the index records its new place."""
+    assert dest.name == indexed.name, (dest, indexed)
+    shutil.copytree(indexed, dest, symlinks=True)
+    with codecite.open_index(dest) as index, index.store.transaction():
+        index.store.set_meta({"root": str(dest)})
+    return dest

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repos import copy_index
 
 import codecite
 from codecite.answer.answerer import Answerer
@@ -33,11 +33,9 @@ FACTS_FLOOR = 0.60
 
 
 @pytest.fixture(scope="module")
-def answerer(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("answer") / "shop"
-    shutil.copytree(FIXTURES / "shop", root)
+def answerer(tmp_path_factory: pytest.TempPathFactory, indexed_shop: Path):
+    root = copy_index(indexed_shop, tmp_path_factory.mktemp("answer") / "shop")
     idx = codecite.open_index(root)
-    idx.update()
     yield Answerer(idx.searcher)
     idx.close()
 

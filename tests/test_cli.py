@@ -61,14 +61,14 @@ def small_repo(tmp_path: Path) -> Path:
 
 
 def test_index_json_then_status_and_chunks_contract(small_repo: Path) -> None:
-    proc = run("index", str(small_repo), "--json")
+    proc = run("index", str(small_repo), "--wait", "--json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert sorted(report["added"]) == ["app/tax.py", "docs/guide.md"]
     assert report["embed_pending"] == 0 and report["embedded"] == report["chunks_written"]
     assert report["edges_by_kind"].get("calls") == 1
 
-    again = json.loads(run("index", str(small_repo), "--json").stdout)
+    again = json.loads(run("index", str(small_repo), "--wait", "--json").stdout)
     assert again["changed"] == 0 and again["embedded"] == 0
 
     proc = run("chunks", str(small_repo / "app" / "tax.py"), "--json")
@@ -131,6 +131,7 @@ def test_empty_folder_and_bad_config(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "max_file_bytes" in proc.stderr
 
 
+@pytest.mark.slow
 def test_kill_9_during_indexing_is_repaired_by_next_run(tmp_path: Path) -> None:
     files = {
         f"pkg/mod_{i}.py": "\n\n".join(
@@ -148,7 +149,7 @@ def test_kill_9_during_indexing_is_repaired_by_next_run(tmp_path: Path) -> None:
         "CODECITE_CACHE_DIR": str(tmp_path / "fresh-cache"),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "codecite", "index", str(repo), "--json"],
+        [sys.executable, "-m", "codecite", "index", str(repo), "--wait", "--json"],
         env={**os.environ, **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -174,7 +175,7 @@ def test_kill_9_during_indexing_is_repaired_by_next_run(tmp_path: Path) -> None:
     done = con.execute("SELECT count(*) FROM vectors").fetchone()[0]
     con.close()
     assert 0 < done < chunks  # killed part-way through embedding; keyword index complete
-    result = run("index", str(repo), "--json", env=env)
+    result = run("index", str(repo), "--wait", "--json", env=env)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["changed"] == 0 and report["embed_pending"] == 0
@@ -183,6 +184,7 @@ def test_kill_9_during_indexing_is_repaired_by_next_run(tmp_path: Path) -> None:
     assert con.execute("SELECT count(*) FROM vectors").fetchone()[0] == chunks
 
 
+@pytest.mark.slow
 def test_kill_9_during_parsing_leaves_a_repairable_index(tmp_path: Path) -> None:
     files = {f"src/m{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(400)}
     repo = make_git_repo(tmp_path / "many", files)
@@ -210,7 +212,7 @@ def test_kill_9_during_parsing_leaves_a_repairable_index(tmp_path: Path) -> None
 
 
 def test_ask_extractive_json_and_abstention(small_repo: Path) -> None:
-    assert run("index", str(small_repo)).returncode == 0
+    assert run("index", str(small_repo), "--wait").returncode == 0
     proc = run(
         "ask",
         "how is the VAT rate of a region computed",

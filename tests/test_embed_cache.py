@@ -256,7 +256,7 @@ def test_index_report_counts_cache_and_model(tmp_path: Path) -> None:
         assert edited.embed_computed == 1  # apply_discount; add_tax is reused or cached
         assert edited.embed_computed + edited.embed_from_cache == edited.embedded
 
-    done = run_cli("index", str(repo), "--full", env=env)
+    done = run_cli("index", str(repo), "--wait", "--full", env=env)
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
     assert f"0 computed by the model, {first.embedded} from the machine-wide cache" in text

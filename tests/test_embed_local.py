@@ -60,6 +60,13 @@ def minilm() -> Embedder:
     return get_embedder("minilm", Config())
 
 
+@pytest.fixture(scope="module")
+def models() -> Path:
+    """The run's folder of the quantized model (conftest keeps it between runs), for
+    embedders whose test is not about building it: quantizing takes seconds."""
+    return Path(os.environ["CODECITE_CACHE_DIR"]) / "models"
+
+
 def test_public_surface_exists() -> None:
     for name in embed.__all__:
         assert hasattr(embed, name), name
@@ -88,10 +95,10 @@ def test_deterministic_and_order_independent(minilm: Embedder) -> None:
     np.testing.assert_allclose(once, reversed_, atol=1e-4)
 
 
-def test_batches_smaller_than_the_call() -> None:
-    small = MiniLMEmbedder(batch_size=2)
+def test_batches_smaller_than_the_call(models: Path) -> None:
+    small = MiniLMEmbedder(batch_size=2, model_dir=models)
     texts = [f"function number {i} " * (i + 1) for i in range(5)]
-    reference = MiniLMEmbedder(batch_size=64).embed(texts, "document")
+    reference = MiniLMEmbedder(batch_size=64, model_dir=models).embed(texts, "document")
     np.testing.assert_allclose(small.embed(texts, "document"), reference, atol=1e-4)
 
 
@@ -114,7 +121,7 @@ def test_unknown_embedder_lists_choices() -> None:
         get_embedder("minilm:other", Config())
 
 
-def test_embeds_with_network_blocked(tmp_path: Path) -> None:
+def test_embeds_with_network_blocked(tmp_path: Path, models: Path) -> None:
     """A fresh interpreter with every socket connection refused still embeds."""
     (tmp_path / "sitecustomize.py").write_text(
         textwrap.dedent(
@@ -158,7 +165,7 @@ def test_embeds_with_network_blocked(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["blocked"] is True
-    here = MiniLMEmbedder().embed(["offline text"], "document")[0]
+    here = MiniLMEmbedder(model_dir=models).embed(["offline text"], "document")[0]
     np.testing.assert_allclose(np.asarray(result["vector"]), here, atol=1e-5)
 
 

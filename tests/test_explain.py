@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,7 +18,7 @@ import anyio
 import httpx
 import pytest
 from llm_server import Reply, running_chat_server
-from repos import run_cli
+from repos import copy_index, run_cli
 
 import codecite
 from codecite.answer.citations import check_citations
@@ -41,18 +40,10 @@ def _cache_env(base: Path) -> Iterator[None]:
         yield
 
 
-def _index_copy(dest: Path) -> Path:
-    shutil.copytree(FIXTURES / "shop", dest)
-    with codecite.open_index(dest) as index:
-        index.update()
-    return dest
-
-
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def shop(tmp_path_factory: pytest.TempPathFactory, indexed_shop: Path) -> Path:
     """An indexed copy of the shop fixture, shared by the tests that only read it."""
-    with _cache_env(tmp_path_factory.getbasetemp()):
-        yield _index_copy(tmp_path_factory.mktemp("explain") / "shop")
+    return copy_index(indexed_shop, tmp_path_factory.mktemp("explain") / "shop")
 
 
 @pytest.fixture
@@ -376,8 +367,8 @@ def test_docs_are_stable_grounded_and_their_links_resolve(shop: Path, tmp_path: 
     assert elsewhere.modules == 9
 
 
-def test_docs_rewrite_only_changed_pages(tmp_path: Path) -> None:
-    root = _index_copy(tmp_path / "shop")
+def test_docs_rewrite_only_changed_pages(tmp_path: Path, indexed_shop: Path) -> None:
+    root = copy_index(indexed_shop, tmp_path / "shop")
     out = tmp_path / "out"
     with codecite.open_index(root) as index:
         write_docs(index, root, out, private=True)
@@ -398,6 +389,7 @@ def test_docs_rewrite_only_changed_pages(tmp_path: Path) -> None:
 # --- the CLI --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_explain_and_docs(shop: Path, tmp_path: Path) -> None:
     shown = run_cli("explain", "Deal.close", str(shop), env={"COLUMNS": "200"})
     assert shown.returncode == 0, shown.stderr

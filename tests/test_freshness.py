@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from repos import make_git_repo, run_cli
+from repos import copy_index, make_git_repo, run_cli
 
 import codecite
 
@@ -25,16 +25,22 @@ PRICING = (
 )
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def indexed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository indexed by the CLI once per module; each test edits a copy."""
     files = {
         "shop/pricing.py": PRICING,
         "shop/orders.py": "def total(items):\n    return sum(items)\n",
     }
     files |= {f"shop/extra_{i}.py": f"def extra_{i}():\n    return {i}\n" for i in range(4)}
-    root = make_git_repo(tmp_path / "repo", files)
-    assert run_cli("index", str(root)).returncode == 0
+    root = make_git_repo(tmp_path_factory.mktemp("fresh") / "repo", files)
+    assert run_cli("index", str(root), "--wait").returncode == 0
     return root
+
+
+@pytest.fixture
+def repo(indexed_once: Path, tmp_path: Path) -> Path:
+    return copy_index(indexed_once, tmp_path / "repo")
 
 
 def _search(root: Path, query: str, *extra: str, env: dict[str, str] | None = None) -> dict:
@@ -121,6 +127,7 @@ def test_another_writer_means_stale_not_waiting(repo: Path) -> None:
     assert fresh.stale == ["shop/orders.py"] and "writing" in fresh.reason
 
 
+@pytest.mark.slow
 def test_a_branch_switch_there_and_back_computes_nothing_already_computed(tmp_path: Path) -> None:
     files = {
         f"pkg/m{i}.py": f'def f{i}(x):\n    """Step {i}."""\n    return x + {i}\n'
@@ -130,7 +137,7 @@ def test_a_branch_switch_there_and_back_computes_nothing_already_computed(tmp_pa
     env = {"CODECITE_CACHE_DIR": str(tmp_path / "cache")}
 
     def index() -> dict:
-        proc = run_cli("index", str(root), "--json", env=env)
+        proc = run_cli("index", str(root), "--wait", "--json", env=env)
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 

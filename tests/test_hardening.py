@@ -15,10 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
-from repos import git, make_git_repo, run_cli
+from repos import copy_index, git, make_git_repo, run_cli
 
 import codecite
 from codecite.store.sqlite import SQLiteStore
+
+#: real processes: kill -9, read-only mounts, damaged files (run by .ci/run)
+pytestmark = pytest.mark.slow
 
 TAX = (
     '"""Tax rules."""\nimport math\n\nRATES = {"EU": 0.2}\n\n\n'
@@ -38,11 +41,21 @@ def repo(tmp_path: Path) -> Path:
     )
 
 
-@pytest.fixture
-def indexed(repo: Path) -> Path:
-    proc = run_cli("index", str(repo))
+@pytest.fixture(scope="module")
+def indexed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``repo`` indexed by the CLI once per module; each test gets a copy (``indexed``)."""
+    root = make_git_repo(
+        tmp_path_factory.mktemp("hardening") / "repo",
+        {"app/tax.py": TAX, "docs/guide.md": "# Guide\n\nVAT by region.\n"},
+    )
+    proc = run_cli("index", str(root), "--wait")
     assert proc.returncode == 0, proc.stderr
-    return repo
+    return root
+
+
+@pytest.fixture
+def indexed(indexed_once: Path, tmp_path: Path) -> Path:
+    return copy_index(indexed_once, tmp_path / "repo")
 
 
 def _paths(proc: subprocess.CompletedProcess[str]) -> list[str]:
@@ -79,7 +92,7 @@ def test_search_and_ask_work_during_a_first_embedding_and_after_kill_9(tmp_path:
         "CODECITE_CACHE_DIR": str(tmp_path / "fresh-cache"),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "codecite", "index", str(big)],
+        [sys.executable, "-m", "codecite", "index", str(big), "--wait"],
         env={**os.environ, **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -225,7 +238,7 @@ def test_concurrent_opens_of_a_new_index_create_it_once(tmp_path: Path) -> None:
 
 def test_two_indexers_at_once_do_the_work_once(repo: Path, tmp_path: Path) -> None:
     env = {**os.environ, "CODECITE_CACHE_DIR": str(tmp_path / "cold-cache")}
-    cmd = [sys.executable, "-m", "codecite", "index", str(repo), "--json"]
+    cmd = [sys.executable, "-m", "codecite", "index", str(repo), "--wait", "--json"]
     procs = [
         subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for _ in range(2)
@@ -293,8 +306,22 @@ def test_queries_work_on_a_read_only_index(indexed: Path) -> None:
     assert "app/tax.py" in _paths(
         run_cli("search", "vat rate", str(indexed), "--json", prefix=prefix)
     )
+    # A reader of a writable index leaves index.db-wal/-shm behind: SQLite then opens
+    # the mounted copy without complaint, and the writer lock's file is what fails.
+    assert run_cli("search", "vat rate", str(indexed), "--json").returncode == 0
+    assert (indexed / ".codecite" / "index.db-shm").exists()
+    tax = indexed / "app" / "tax.py"
+    tax.write_text(tax.read_text() + "\n# edited\n")
+    edited = run_cli("search", "vat rate", str(indexed), "--json", prefix=prefix)
+    assert edited.returncode == 0, edited.stderr  # cannot re-index it here: marked stale
+    results = json.loads(edited.stdout)["results"]
+    assert any(r["stale"] for r in results if r["path"] == "app/tax.py"), results
     index_again = run_cli("index", str(indexed), prefix=prefix)
-    assert index_again.returncode != 0 and "internal error" not in index_again.stderr
+    # a user error (exit 1, issue 21 item 9: it was exit 2, "Permission denied:
+    # index.lock") that says what to do
+    assert index_again.returncode == 1, index_again.stderr
+    assert "internal error" not in index_again.stderr
+    assert "cannot write the index" in index_again.stderr and "--index DIR" in index_again.stderr
 
 
 # --- 8. an index folder that holds the user's files -------------------------------------
@@ -338,7 +365,7 @@ def test_a_damaged_database_says_what_to_run_and_full_rebuilds(indexed: Path, ho
         proc = run_cli(*args)
         assert proc.returncode == 1, (args, proc.returncode, proc.stderr)
         assert "index --full" in proc.stderr and "internal error" not in proc.stderr
-    rebuilt = run_cli("index", str(indexed), "--full", "--json")
+    rebuilt = run_cli("index", str(indexed), "--wait", "--full", "--json")
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "app/tax.py" in _paths(run_cli("search", "vat rate", str(indexed), "--json"))
 
@@ -364,7 +391,7 @@ def test_a_damaged_vectors_snapshot_falls_back_to_the_database(
     else:
         path.write_bytes(data)
     assert "app/tax.py" in _paths(run_cli("search", "vat rate of a region", str(indexed), "--json"))
-    again = run_cli("index", str(indexed))
+    again = run_cli("index", str(indexed), "--wait")
     assert again.returncode == 0, again.stderr
 
 

@@ -18,7 +18,10 @@ from repos import make_git_repo, run_cli
 import codecite
 from codecite import hooks
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="git hooks run with sh")
+pytestmark = [
+    pytest.mark.slow,  # real git hooks starting detached indexers (run by .ci/run)
+    pytest.mark.skipif(sys.platform == "win32", reason="git hooks run with sh"),
+]
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -93,7 +96,7 @@ def log_of(root: Path) -> str:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = make_git_repo(tmp_path / "repo", {"app/core.py": "def core():\n    return 0\n"})
-    assert run_cli("index", str(root)).returncode == 0
+    assert run_cli("index", str(root), "--wait").returncode == 0
     return root.resolve()
 
 
@@ -201,7 +204,7 @@ def test_core_hooks_path_a_subfolder_index_and_codecite_on_path(tmp_path: Path) 
         {"pkg/lib.py": "def lib():\n    return 0\n", "other/x.py": "def x():\n    return 0\n"},
     ).resolve()
     git(root, "config", "core.hooksPath", "tools/githooks")
-    assert run_cli("index", str(root / "pkg")).returncode == 0
+    assert run_cli("index", str(root / "pkg"), "--wait").returncode == 0
     changes = hooks.install(root / "pkg", python="/nonexistent/python")  # falls back to PATH
     assert {c.path.parent for c in changes} == {root / "tools" / "githooks"}
     assert not (root / ".git" / "hooks" / "post-commit").exists()
@@ -221,7 +224,7 @@ def test_hooks_work_from_a_worktree(repo: Path, tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     git(repo, "worktree", "add", "-q", "-b", "wt", str(tree))
     tree = tree.resolve()
-    assert run_cli("index", str(tree)).returncode == 0
+    assert run_cli("index", str(tree), "--wait").returncode == 0
     assert hooks.hook_site(tree).hooks_dir == repo / ".git" / "hooks"  # shared by worktrees
     hooks.install(tree)
     commit_file(tree, "app/wt.py", "def in_worktree():\n    return 1\n")
@@ -257,7 +260,7 @@ def test_a_burst_of_commits_runs_one_indexer_at_a_time(repo: Path) -> None:
     assert status["indexed_commit"] == git(repo, "rev-parse", "HEAD").strip()
     with sqlite3.connect(repo / ".codecite" / "index.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    again = json.loads(run_cli("index", str(repo), "--json").stdout)
+    again = json.loads(run_cli("index", str(repo), "--wait", "--json").stdout)
     assert again["changed"] == 0 and again["embedded"] == 0
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repos import free_port
+from repos import copy_index, free_port
 
 pytest.importorskip("langchain_core")
 
@@ -75,12 +74,8 @@ SERVER_MAX_K = 50
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("langchain") / "shop"
-    shutil.copytree(FIXTURES / "shop", root)
-    with codecite.open_index(root) as idx:
-        idx.update()
-    return root
+def shop(tmp_path_factory: pytest.TempPathFactory, indexed_shop: Path) -> Path:
+    return copy_index(indexed_shop, tmp_path_factory.mktemp("langchain") / "shop")
 
 
 @pytest.fixture(scope="module")

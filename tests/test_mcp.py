@@ -116,6 +116,7 @@ def _stdio_params(root: Path, cwd: Path | None = None) -> StdioServerParameters:
     )
 
 
+@pytest.mark.slow
 def test_stdio_tools_answer_with_citations_from_a_real_subprocess(
     shop: Path, tmp_path: Path
 ) -> None:
@@ -246,6 +247,7 @@ def test_stdio_tools_answer_with_citations_from_a_real_subprocess(
     assert _text(r["hidden_repo"]) == "no such repository: payments"
 
 
+@pytest.mark.slow
 def test_stdio_stdout_carries_only_the_protocol(shop: Path) -> None:
     """Raw JSON-RPC over the pipes: every stdout line is a protocol message, even while
     the query model loads; the process ends cleanly when stdin closes."""
@@ -302,6 +304,7 @@ def test_stdio_stdout_carries_only_the_protocol(shop: Path) -> None:
     assert "shop/tax.py:" in content
 
 
+@pytest.mark.slow
 def test_mcp_without_an_index_fails_before_serving(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\n")
     given = run_cli("mcp", str(tmp_path), stdin=b"")

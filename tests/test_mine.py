@@ -335,6 +335,7 @@ def test_subjects_are_cleaned_into_questions(subject: str, query: str) -> None:
     assert clean_subject(subject) == query
 
 
+@pytest.mark.slow
 def test_eval_mine_on_the_command_line(
     shop_history: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:

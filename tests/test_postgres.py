@@ -48,6 +48,9 @@ from codecite.store.sqlite import SQLiteStore
 from codecite.tokens import keyword_row
 from codecite.types import Chunk, Edge, sha256_text
 
+#: a real PostgreSQL (run by .ci/run)
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures"
 WEIGHTS = (4.0, 2.0, 1.0)
 FILTERS = (
@@ -460,7 +463,7 @@ def test_kill_9_mid_index_then_queries_and_the_next_run_completes(
         "CODECITE_CACHE_DIR": str(tmp_path / "fresh-cache"),
     }
     store = ["--store", pg_url, "--repo-name", "big"]
-    command = [sys.executable, "-m", "codecite", "index", str(big), "--json", *store]
+    command = [sys.executable, "-m", "codecite", "index", str(big), "--wait", "--json", *store]
     first = subprocess.Popen(
         command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from repos import copy_index
 
 import codecite
 from codecite.errors import UserError
@@ -60,12 +61,8 @@ def test_the_cli_uses_only_the_public_api() -> None:
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("api") / "shop"
-    shutil.copytree(FIXTURES / "shop", root)
-    with codecite.open_index(root) as index:
-        index.update()
-    return root
+def shop(tmp_path_factory: pytest.TempPathFactory, indexed_shop: Path) -> Path:
+    return copy_index(indexed_shop, tmp_path_factory.mktemp("api") / "shop")
 
 
 def test_search_and_ask_through_the_facade(shop: Path) -> None:

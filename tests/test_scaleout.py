@@ -24,6 +24,9 @@ import psycopg
 import pytest
 from repos import free_port, git, make_git_repo, run_cli, start_server
 
+#: PostgreSQL, workers and a server in real processes (run by .ci/run)
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures"
 VAULT = {
     "vault/launch.py": (
@@ -175,7 +178,7 @@ def test_a_reader_reloads_vectors_after_another_process_commits(
         generation = reader.store.generation()
         assert before is not None and len(before) > 0
         (vault / "vault" / "ferry.py").write_text(NEW_FILE)
-        indexed = run_cli("index", str(vault), "--store", pg_url, "--repo-name", "vault")
+        indexed = run_cli("index", str(vault), "--wait", "--store", pg_url, "--repo-name", "vault")
         assert indexed.returncode == 0, indexed.stderr
         assert reader.store.generation() > generation
         reader.searcher.refresh()  # what each search does first

@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from memstore import MemoryStore
+from repos import copy_index
 
 import codecite
 from codecite.evaluate import Retrieved, evaluate, load_golden
@@ -50,12 +50,8 @@ CHUNK_RECALL_AT_5_FLOOR = 0.70
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("search") / "shop"
-    shutil.copytree(FIXTURES / "shop", root)
-    with codecite.open_index(root) as idx:
-        idx.update()
-    return root
+def shop(tmp_path_factory: pytest.TempPathFactory, indexed_shop: Path) -> Path:
+    return copy_index(indexed_shop, tmp_path_factory.mktemp("search") / "shop")
 
 
 @pytest.fixture(scope="module", params=["sqlite", "memory", "postgres"])
@@ -207,6 +203,7 @@ def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.slow
 def test_cli_search_json_contract_and_batch(shop: Path) -> None:
     proc = _cli("search", "where is the VIP discount computed", str(shop), "--json", "-k", "5")
     assert proc.returncode == 0, proc.stderr
@@ -227,6 +224,7 @@ def test_cli_search_json_contract_and_batch(shop: Path) -> None:
     assert "error" in lines[3]
 
 
+@pytest.mark.slow
 def test_cli_search_errors_and_human_output(shop: Path) -> None:
     proc = _cli("search", "x", str(shop), "--lang", "cobol")
     assert proc.returncode == 1 and "unknown language" in proc.stderr

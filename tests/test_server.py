@@ -9,8 +9,8 @@ prompt sent to the LLM, or an audit row's result list.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,9 +20,11 @@ from pathlib import Path
 import httpx
 import pytest
 from llm_server import ChatServer, Reply, running_chat_server
-from repos import free_port, make_git_repo, run_cli, start_server
+from repos import copy_index, free_port, make_git_repo, run_cli, start_server
 
 import codecite
+from codecite.server.config import load_server_config
+from codecite.server.state import open_state
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MARKER = "zebra"  # appears only in the vault repository's code and names
@@ -52,9 +54,11 @@ class Server:
         return httpx.Client(base_url=self.url, headers=headers, timeout=60)
 
     def audit(self) -> list[dict[str, object]]:
-        proc = run_cli("audit", "--config", str(self.config), "--json", "--limit", "10000")
-        assert proc.returncode == 0, proc.stderr
-        return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+        """The rows ``codecite audit --json`` prints (read here: test_server_state runs
+        that command), newest first."""
+        with open_state(load_server_config(self.config).state) as state:
+            rows = state.audit_rows(limit=10000)
+        return [json.loads(json.dumps(dataclasses.asdict(row))) for row in rows]
 
 
 def make_token(config: Path, user: str, *args: str) -> str:
@@ -64,14 +68,12 @@ def make_token(config: Path, user: str, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory, indexed_shop: Path) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("serve")
-    shop = root / "shop"
-    shutil.copytree(FIXTURES / "shop", shop)
+    shop = copy_index(indexed_shop, root / "shop")
     vault = make_git_repo(root / "vault", VAULT)
-    for repo in (shop, vault):
-        with codecite.open_index(repo) as index:
-            index.update()
+    with codecite.open_index(vault) as index:
+        index.update()
     with running_chat_server() as chat:
         config = root / "codecite-server.toml"
         config.write_text(

@@ -13,6 +13,9 @@ from codecite.evaluate import Retrieved, evaluate, load_golden
 from codecite.server.config import RepoConfig
 from codecite.server.repos import RepoPool
 
+#: indexes three repositories (run by .ci/run)
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures"
 #: Measured with this fixture pair: shop's share of the fused top 5 0.92, file R@5 0.85
 #: fused vs 0.89 alone (with codecite's own source as a third repository: 0.91, 0.85;

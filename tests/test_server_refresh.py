@@ -21,6 +21,9 @@ import codecite
 from codecite.server.config import RepoConfig
 from codecite.server.refresh import Poller, update_clone, verify_signature
 
+#: real clones, webhooks and polling (run by .ci/run)
+pytestmark = pytest.mark.slow
+
 SECRET = "s3cret-webhook-key"
 
 

@@ -229,6 +229,7 @@ def test_slack_signatures_are_remembered_across_processes(location: Path | str) 
         assert first.first_seen("v0=old", now, 300) is True
 
 
+@pytest.mark.slow
 def test_token_list_and_revoke_cli(any_config: Path, location: Path | str) -> None:
     config = any_config
     made = run_cli("token", "create", "alice", "--repos", "shop,nope", "--admin",
@@ -347,6 +348,7 @@ def test_audit_question_is_scrubbed(store: BaseStateStore, location: Path | str)
     assert GITHUB_TOKEN.encode() not in data and ours.encode() not in data
 
 
+@pytest.mark.slow
 def test_audit_cli(any_config: Path, location: Path | str) -> None:
     config, now = any_config, time.time()
     with open_state(location) as s:
@@ -399,6 +401,7 @@ def test_threads_share_one_store(store: BaseStateStore) -> None:
     assert {len(store.audit_rows(user=f"user{i}")) for i in range(4)} == {40}
 
 
+@pytest.mark.slow
 def test_damaged_state_file_is_a_clear_error(config: Path) -> None:
     db = config.parent / "state.db"
     db.write_bytes(b"this is not a database, just text\n" * 100)
@@ -536,6 +539,7 @@ def test_state_shares_a_database_with_the_index(pg_url: str) -> None:
         assert state.check_token(token)[1] == "ok"
 
 
+@pytest.mark.slow
 def test_serve_accepts_a_cli_token_from_a_postgres_state(tmp_path: Path, pg_url: str) -> None:
     """``state = "postgresql://..."``: `codecite token create` writes the token there, a
     real `codecite serve` accepts it, a revocation by the CLI counts at the server's next
@@ -573,6 +577,7 @@ def test_serve_accepts_a_cli_token_from_a_postgres_state(tmp_path: Path, pg_url:
     assert rows[-1]["user"] == "alice" and rows[-1]["client"]
 
 
+@pytest.mark.slow
 def test_migrate_copies_a_state_file_into_postgres(tmp_path: Path, pg_url: str) -> None:
     """`codecite migrate --from codecite-state.db --to URL`: every token keeps working
     (revoked and expired ones stay refused), the audit log arrives whole, and a second

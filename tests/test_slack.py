@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from urllib.parse import urlencode
 import pytest
 from fastapi.testclient import TestClient
 from llm_server import ChatServer, Reply, running_chat_server
-from repos import make_git_repo
+from repos import copy_index, make_git_repo
 
 import codecite
 from codecite.errors import ConfigError
@@ -134,14 +133,12 @@ class Slack:
 
 
 @pytest.fixture(scope="module")
-def slack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slack]:
+def slack(tmp_path_factory: pytest.TempPathFactory, indexed_shop: Path) -> Iterator[Slack]:
     root = tmp_path_factory.mktemp("slack")
-    shop = root / "shop"
-    shutil.copytree(FIXTURES / "shop", shop)
+    shop = copy_index(indexed_shop, root / "shop")
     vault = make_git_repo(root / "vault", VAULT)
-    for repo in (shop, vault):
-        with codecite.open_index(repo) as index:
-            index.update()
+    with codecite.open_index(vault) as index:
+        index.update()
     hook = Hook()
     threading.Thread(target=hook.serve_forever, args=(0.05,), daemon=True).start()
     with running_chat_server() as chat:

@@ -20,6 +20,9 @@ from repos import git, make_git_repo, run_cli
 import codecite
 from codecite.watch import Watcher
 
+#: a real file watcher, waiting for settle times (run by .ci/run)
+pytestmark = pytest.mark.slow
+
 PRICING = (
     "def loyalty_discount(amount: float, tier: str) -> float:\n"
     '    """Amount after the loyalty discount of a tier."""\n'
@@ -142,7 +145,7 @@ def test_watch_picks_up_a_save_and_not_ignored_files(tmp_path: Path) -> None:
         {"shop/pricing.py": PRICING, "shop/orders.py": "def total(items):\n    return 1\n"}
         | {".gitignore": "out/\n"},
     )
-    assert run_cli("index", str(root)).returncode == 0
+    assert run_cli("index", str(root), "--wait").returncode == 0
     with Watching(root) as w:
         w.wait_for("watching")
         start = len(w.out)

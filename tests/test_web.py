@@ -32,6 +32,9 @@ from repos import free_port, make_git_repo, start_server
 import codecite
 from codecite.server.state import StateStore
 
+#: a real browser (run by .ci/run)
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures"
 MARKER = "zebra"  # only in the vault repository
 VAULT = {

@@ -1,6 +1,10 @@
 """The public library surface: ``open_index(path)`` gives an :class:`Index` with
 ``update()``, ``chunks()``, ``status()``, ``search()``, ``ask()`` and
-``ask_stream()``. The CLI, and later the server and MCP, are built on it alone."""
+``ask_stream()``. The CLI, and later the server and MCP, are built on it alone.
+
+The answer stage (with its HTTP client) and the index run (parsers, embedders) are
+imported when first used, so that a ``codecite search`` in a new process loads only
+the query pipeline (issue 23)."""
 
 from __future__ import annotations
 
@@ -10,11 +14,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .answer.answerer import Answer, Answerer, Draft
-from .answer.llm import EXTRACTIVE, LLM, LLMChoice, resolve_llm
-from .answer.streaming import stream_pieces
 from .config import Config, load_config
 from .errors import (
     IndexMissingError,
@@ -26,20 +27,37 @@ from .errors import (
 from .filetext import DEFAULT_MAX_LINES, FileLines, clean_path, display_lines, select
 from .filters import Filters
 from .freshness import Freshness, Tracker
-from .indexer import Indexer, IndexReport
 from .progress import ProgressFn
 from .retrieve import Searcher
 from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
 from .store import Store, open_store
-from .store.postgres import is_postgres_url
 from .store.protocols import TIERS, Tier
 from .store.sqlite import SQLiteStore
 from .store.sqlite_base import DB_NAME, OWN_FILES
-from .types import Chunk, SourceFile
+from .store.urls import is_postgres_url
+from .types import INDEX_DIRNAME, MAX_K, Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
 
 if TYPE_CHECKING:
+    from .answer.answerer import Answer, Answerer, Draft
+    from .answer.llm import LLM, LLMChoice
+    from .background import EmbeddingState
     from .explain import Explanation
+    from .indexer import IndexReport
+
+
+def __getattr__(name: str) -> Any:
+    """``Answer`` and ``LLMChoice`` (in ``__all__``), imported on first use."""
+    if name == "Answer":
+        from .answer.answerer import Answer
+
+        return Answer
+    if name == "LLMChoice":
+        from .answer.llm import LLMChoice
+
+        return LLMChoice
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 T = TypeVar("T")
 
@@ -59,15 +77,12 @@ __all__ = [
     "open_index",
 ]
 
-INDEX_DIRNAME = ".codecite"
 #: Graph relations of :meth:`Index.related`: edge kind, and whether edges point *into* the chunk.
 RELATIONS: dict[str, tuple[str, bool]] = {
     "callers": ("calls", True),
     "callees": ("calls", False),
     "tests": ("tests", True),
 }
-#: Most results one query may ask for.
-MAX_K = 1000
 
 
 @dataclass
@@ -95,6 +110,9 @@ class IndexStatus:
     static_vectors: int = 0
     static_model: str = ""
     static_dim: int = 0
+    #: The background worker computing the model's vectors (issue 23):
+    #: :meth:`codecite.background.EmbeddingState.to_json`; ``{}`` where none ever ran.
+    background: dict[str, object] = field(default_factory=dict)
 
     @property
     def embedded_fraction(self) -> float:
@@ -173,6 +191,8 @@ class Index:
         """Answers over this index (citations checked against the context and the files
         on disk), created once."""
         if self._answerer is None:
+            from .answer.answerer import Answerer
+
             self._answerer = Answerer(self.searcher, log_dir=self._log_dir(), root=self.root)
         return self._answerer
 
@@ -294,6 +314,8 @@ class Index:
         draft = self.prepare_answer(question, choice, filters=filters)
         text = None
         if draft.messages is not None and choice.llm is not None:
+            from .answer.streaming import stream_pieces
+
             model = choice.llm
             text = yield from stream_pieces(
                 lambda on_token: answerer.generate(draft, model, on_token)
@@ -303,6 +325,8 @@ class Index:
 
     def choose_llm(self, llm: str | LLM | LLMChoice | None = "auto") -> LLMChoice:
         """The answer mode for ``llm`` (see :meth:`ask`) and why it was chosen."""
+        from .answer.llm import EXTRACTIVE, LLMChoice, resolve_llm
+
         if isinstance(llm, LLMChoice):
             return llm
         if llm is None:
@@ -329,11 +353,18 @@ class Index:
         dry_run: bool = False,
         on_progress: ProgressFn | None = None,
         on_wait: Callable[[str], None] | None = None,
+        background: bool = False,
     ) -> IndexReport:
         """Bring the index up to date with the files; only what changed is redone.
 
         One writer at a time: when another process is indexing into the same folder,
         ``on_wait(pid)`` is called and this waits for it, then does only what is left.
+        ``background``: return once the keyword index, the graph and the static tier
+        are committed, and leave the model's vectors to a detached worker process
+        (``report.embed_worker`` is its pid; :meth:`embedding` shows its progress,
+        :meth:`stop_embedding` stops it). Otherwise every vector is computed before
+        this returns. A run that embeds or rebuilds first stops the background worker
+        (it would compete), and a background run then starts a new one for what is left.
         """
         if self.store.readonly:
             raise UserError(
@@ -346,15 +377,39 @@ class Index:
                 "codecite's parse worker is importing your script again: put the code that "
                 'calls codecite under `if __name__ == "__main__":`'
             )
+        from . import background as worker
+        from .indexer import Indexer
+
+        background = background and embed and not dry_run and worker.supported()
         indexer = Indexer(self.store, self.root, self.config, self.repo, on_progress)
         with self.store.reporting_damage():
             if dry_run:
                 return indexer.run(full=full, embed=embed, dry_run=True)
+            if embed or full:  # before the writer lock: the worker takes it to write
+                worker.stop_worker(self.dir)
             with self.store.writer_lock(on_wait):
                 if not isinstance(self.store, SQLiteStore):  # a shared store: found by name
                     with self.store.transaction():  # from any folder, even mid-run
                         self.store.set_meta({"repo": self.repo, "root": str(self.root)})
-                return indexer.run(full=full, embed=embed, dry_run=False)
+                report = indexer.run(full=full, embed=embed, background=background)
+        if background and report.embed_pending:
+            report.embed_worker = worker.start_worker(self.root, self.dir, self.config)
+        return report
+
+    def embedding(self) -> EmbeddingState:
+        """The background worker computing this index's model vectors (``codecite
+        index`` without ``--wait``): running or not, its progress, why it stopped."""
+        from .background import read_state
+
+        return read_state(self.dir)
+
+    def stop_embedding(self) -> int:
+        """Stop the background worker, if one runs (it stops after its batch in flight;
+        what it committed stays, and the next background :meth:`update` resumes).
+        Returns its pid, 0 when none ran."""
+        from .background import stop_worker
+
+        return stop_worker(self.dir)
 
     def read_lines(
         self,
@@ -435,6 +490,8 @@ class Index:
             chunks_by_kind=self.store.group_counts("chunks", "kind"),
             edges_by_kind=self.store.group_counts("edges", "kind"),
         )
+        worker = self.embedding()
+        status.background = worker.to_json() if worker.state else {}
         self._staleness(status, walked.files)
         return status
 
@@ -651,7 +708,7 @@ def migrate_state(source: str | Path, url: str) -> dict[str, int]:
 
 def redact_url(url: str) -> str:
     """``url`` with its password hidden, for messages."""
-    from .store.postgres import redact
+    from .store.urls import redact
 
     return redact(url)
 

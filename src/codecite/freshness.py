@@ -11,13 +11,13 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 from .config import Config
-from .errors import UserError
-from .indexer import Indexer
+from .errors import PathError, UserError
 from .store.protocols import Store
 from .walk import file_digest
 
@@ -188,12 +188,18 @@ class Tracker:
 
     def _refresh_paths(self, paths: list[str]) -> str:
         """Re-index ``paths`` under the writer lock; "" when done, else why not."""
+        from .indexer import Indexer  # the parse stage loads at the first change seen
+
         try:
             store = self.store.reopen_writable() if self.store.readonly else self.store
         except UserError as exc:  # a read-only folder, say
             return f"the index cannot be written here ({exc})"
         try:
-            with store.try_writer_lock() as held:
+            with ExitStack() as stack:
+                try:
+                    held = stack.enter_context(store.try_writer_lock())
+                except PathError as exc:  # the lock file cannot be written here
+                    return f"the index cannot be written here ({exc})"
                 if not held:
                     return "another codecite process is writing the index"
                 with store.reporting_damage():

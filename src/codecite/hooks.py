@@ -39,10 +39,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .api import INDEX_DIRNAME, open_index
+from .api import open_index
 from .errors import PathError, UserError
 from .indexer import IndexReport
 from .store.sqlite_base import DB_NAME
+from .types import INDEX_DIRNAME
 
 try:
     import fcntl

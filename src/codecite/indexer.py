@@ -16,21 +16,13 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config
-from .embed import (
-    EMBED_TEXT_VERSION,
-    EmbedCounts,
-    Embedder,
-    EmbeddingCache,
-    default_cache_dir,
-    embed_text,
-    embed_with_cache,
-    get_embedder,
-)
-from .embed.pgcache import shared_cache
+from .embed import EMBED_TEXT_VERSION, Embedder, get_embedder
+from .embed.model_stage import ModelCounts, fill_model_tier, model_meta, prepare_model_tier
 from .embed.static_stage import refresh_static_tier, update_static_tier
 from .errors import Interrupted, ModelMismatchError
 from .graph.resolve import Resolver, dedupe
@@ -85,6 +77,9 @@ class IndexReport:
     static_model: str = ""
     static_computed: int = 0
     static_reused: int = 0
+    #: The pid of the background worker computing the model's vectors (0: none;
+    #: ``codecite index`` without ``--wait``, issue 23).
+    embed_worker: int = 0
     interrupted: bool = False
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -113,7 +108,17 @@ class Indexer:
         self._index_prefix = folder_prefix(store.dir)
 
     # --- the run -------------------------------------------------------------
-    def run(self, *, full: bool = False, embed: bool = True, dry_run: bool = False) -> IndexReport:
+    def run(
+        self,
+        *,
+        full: bool = False,
+        embed: bool = True,
+        dry_run: bool = False,
+        background: bool = False,
+    ) -> IndexReport:
+        """One run. ``background``: the model tier is left to a background worker
+        (:mod:`codecite.background`): its model is recorded and vectors are reused by
+        content, but nothing is embedded here."""
         report = IndexReport(str(self.root), str(self.store.dir), dry_run=dry_run)
         embedder = get_embedder(self.config.embedder, self.config) if embed else None
         if embedder is not None and not full:
@@ -133,7 +138,10 @@ class Indexer:
                 self._finish_graph(report)
                 if embedder is not None:
                     self._static_tier(report)
-                    self._embed(embedder, report)
+                    if background:
+                        report.embed_reused = prepare_model_tier(self.store, embedder, self.config)
+                    else:
+                        self._embed(embedder, report)
                 else:  # builds no tier, but keeps an existing static tier whole (ms):
                     # a watched save is then found by meaning as well as by name
                     report.static_computed = refresh_static_tier(self.store, self.config)
@@ -229,31 +237,34 @@ class Indexer:
     ) -> None:
         batch: list[FileResult] = []
         self.progress(Progress("parse", 0, len(todo)))
-        for done, result in enumerate(run_workers(todo, self.repo, self.config), start=1):
-            if isinstance(result, Skipped):
-                report.skipped.append(result)
-                if result.path in known:
-                    report.deleted.append(result.path)
-                    batch.append(FileResult(SourceFile(result.path, "", "", 0), "", chunks=[]))
-            elif result.unchanged:
-                report.unchanged += 1
-                batch.append(result)
-            else:
-                (report.modified if result.source.path in known else report.added).append(
-                    result.source.path
+        # closing(): a failed write stops the workers now, not when the generator is
+        # collected (an exception's traceback keeps it, and its pool, alive).
+        with closing(run_workers(todo, self.repo, self.config)) as results:
+            for done, result in enumerate(results, start=1):
+                if isinstance(result, Skipped):
+                    report.skipped.append(result)
+                    if result.path in known:
+                        report.deleted.append(result.path)
+                        batch.append(FileResult(SourceFile(result.path, "", "", 0), "", chunks=[]))
+                elif result.unchanged:
+                    report.unchanged += 1
+                    batch.append(result)
+                else:
+                    (report.modified if result.source.path in known else report.added).append(
+                        result.source.path
+                    )
+                    batch.append(result)
+                if len(batch) >= FILES_PER_COMMIT:
+                    self._write(batch, report, dry_run)
+                    batch = []
+                self.progress(
+                    Progress(
+                        "parse",
+                        done,
+                        len(todo),
+                        result.path if isinstance(result, Skipped) else result.source.path,
+                    )
                 )
-                batch.append(result)
-            if len(batch) >= FILES_PER_COMMIT:
-                self._write(batch, report, dry_run)
-                batch = []
-            self.progress(
-                Progress(
-                    "parse",
-                    done,
-                    len(todo),
-                    result.path if isinstance(result, Skipped) else result.source.path,
-                )
-            )
         self._write(batch, report, dry_run)
 
     def _write(self, batch: list[FileResult], report: IndexReport, dry_run: bool) -> None:
@@ -340,45 +351,15 @@ class Indexer:
 
     # --- vectors -------------------------------------------------------------
     def _embed(self, embedder: Embedder, report: IndexReport) -> None:
+        """The model tier, in this run (the caller holds the writer lock)."""
         started = time.perf_counter()
-        with self.store.transaction():
-            # The model is recorded before the first vector, so a search running while
-            # this run embeds (or after a crash) knows what the vectors are.
-            self.store.set_meta(self._model_meta(embedder))
-            report.embed_reused = self.store.reuse_vectors_by_content()
-            self.store.prune_vectors()
-        total = self.store.count_missing_vectors()
-        # A PostgreSQL store's cache is in its database, shared by every worker.
-        cache = shared_cache(self.store) or EmbeddingCache(
-            default_cache_dir(self.config) / "embeddings.db"
-        )
-        self.progress(Progress("embed", 0, total))
-        done, counts = 0, EmbedCounts()
+        report.embed_reused = prepare_model_tier(self.store, embedder, self.config)
+        counts = ModelCounts()
         try:
-            while True:
-                chunks = self.store.chunks_missing_vectors(self.config.embed_commit_every)
-                if not chunks:
-                    break
-                base = done
-
-                def on_batch(n: int, _needed: int, base: int = base) -> None:
-                    self.progress(Progress("embed", base + n, total))
-
-                matrix = embed_with_cache(
-                    embedder,
-                    cache,
-                    [embed_text(c) for c in chunks],
-                    self.config.embed_batch_size,
-                    on_progress=on_batch,
-                    counts=counts,
-                )
-                with self.store.transaction():
-                    self.store.put_vectors(chunks, matrix)
-                done += len(chunks)
-                report.embedded = done
-                report.embed_computed, report.embed_from_cache = counts.computed, counts.from_cache
-                self.progress(Progress("embed", done, total))
+            fill_model_tier(self.store, embedder, self.config, counts, self.progress)
         finally:
+            report.embedded = counts.embedded
+            report.embed_computed, report.embed_from_cache = counts.computed, counts.from_cache
             self.timer.add("embed", started)
         self.store.export_vectors(embedder.dim)
 
@@ -411,17 +392,9 @@ class Indexer:
             "updated_at": str(time.time()),
         }
         if embedder is not None:
-            values.update(self._model_meta(embedder))
+            values.update(model_meta(embedder, self.config))
         with self.store.transaction():
             self.store.set_meta(values)
-
-    def _model_meta(self, embedder: Embedder) -> dict[str, str]:
-        return {
-            "embedder": embedder.name,
-            "embedder_spec": self.config.embedder,  # registry name, to load it again
-            "embedding_dim": str(embedder.dim),
-            "embedding_text_version": str(EMBED_TEXT_VERSION),
-        }
 
     def _summarise(self, report: IndexReport) -> None:
         if report.dry_run:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Generator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -100,8 +102,9 @@ def process_file(
 
 def run_workers(
     items: Sequence[tuple[SourceFile, str]], repo: str, config: Config
-) -> Iterator[FileResult | Skipped]:
-    """Process files on every core; results arrive as they finish."""
+) -> Generator[FileResult | Skipped, None, None]:
+    """Process files on every core; results arrive as they finish. Close the
+    generator when not reading it to the end: that shuts the pool down."""
     workers = config.workers or os.cpu_count() or 1
     if workers <= 1 or len(items) < MIN_FILES_FOR_POOL:
         for source, known in items:
@@ -146,5 +149,19 @@ def _context() -> multiprocessing.context.BaseContext:
 
 def _worker_init() -> None:
     """Ctrl-C reaches the whole process group: the parent decides what stops (and
-    terminates the pool); a worker must not die half-way through a task."""
+    terminates the pool); a worker must not die half-way through a task. A worker
+    whose parent died (``kill -9`` of ``codecite index``) exits at once: nobody will
+    read its results, and while it lives the fork server and the resource tracker
+    (which it holds open) live on too (issue 21 item 9)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.sentinel is not None:
+        threading.Thread(
+            target=_exit_with_parent, args=(parent.sentinel,), name="parent-watch", daemon=True
+        ).start()
+
+
+def _exit_with_parent(sentinel: int) -> None:
+    """Block until the parent's end of the pipe closes (it exited, however), then exit."""
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)

@@ -10,6 +10,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+#: The index folder inside a repository (``PATH/.codecite``).
+INDEX_DIRNAME = ".codecite"
+#: Most results one query may ask for (``Index.search``, the CLI's ``-k``).
+MAX_K = 1000
 #: Chunk kinds (DESIGN.md section 3).
 CHUNK_KINDS = ("function", "method", "class", "module", "section", "window", "file")
 #: Kinds whose ``content`` is the file's lines verbatim (line numbers can be quoted and

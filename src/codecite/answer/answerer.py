@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: Top hits whose text counts for the question-term coverage.
 COVERAGE_HITS = 5
+#: Top hits whose model similarity is computed when the model tier is incomplete.
+SIMILARITY_HITS = 8
 
 
 @dataclass
@@ -168,6 +170,9 @@ class Answerer:
         result, tested = context.result, context.tested
         info = result.info or analyse(question)
         hits = mark_stale(context.hits, list(stale))
+        # a model tier still being filled (issue 23): the top hits' similarity now
+        top = self.searcher.fill_similarity(question, hits[:SIMILARITY_HITS])
+        hits[:SIMILARITY_HITS] = top
         lines = _LineCache(self._disk_lines if self.root is not None else None)
         stats = self.searcher.term_stats
         weights = TermWeights(shape.subject, stats.df, stats.documents, self.context.in_code)

@@ -1,32 +1,33 @@
 """What the CLI's command modules share: the typer app, the consoles, common options,
 progress drawing, JSON output, the ``--`` rule for text arguments, and opening an
-index for a query. Private to :mod:`codecite.cli`."""
+index for a query. Private to :mod:`codecite.cli`.
+
+Start-up (issue 23): importing the CLI imports typer, rich's console and the light
+modules (errors, types) only; each command imports the library (``api``: numpy, the
+retrieval and answer stages) when it runs, so ``--version``, ``--help`` and a bad
+flag answer at once (``tests/test_cli_startup.py`` pins it)."""
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-from ..api import MAX_K, Index, open_existing, open_index
-from ..filters import Filters
-from ..progress import Progress as ProgressEvent
-from ..types import CHUNK_KINDS
+from ..types import CHUNK_KINDS, MAX_K
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from ..api import Index
+    from ..filters import Filters
+    from ..progress import Progress as ProgressEvent
 
 app = typer.Typer(
     name="codecite",
@@ -49,6 +50,15 @@ STAGE_UNITS = {
     "graph": "steps",
     "static": "chunks",
     "embed": "chunks",
+}
+
+#: Stage names in the one-line-per-stage output (no terminal: a log, CI).
+STAGE_LINES = {
+    "parse": "parsed",
+    "graph": "graph",
+    "distil": "static model built (once per machine)",
+    "static": "static vectors",
+    "embed": "model vectors",
 }
 
 IndexOpt = Annotated[
@@ -82,6 +92,15 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
     if not enabled:
         yield None
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -107,6 +126,45 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
             )
 
         yield on_event
+
+
+@contextmanager
+def stage_lines(enabled: bool) -> Iterator[Any]:
+    """Progress without a terminal (output redirected, CI): one line on stderr as each
+    stage finishes, with its count and seconds, so a log shows the run advancing."""
+    if not enabled:
+        yield None
+        return
+    started: dict[str, float] = {}
+    last: dict[str, ProgressEvent] = {}
+    printed: set[str] = set()
+
+    def finish(stage: str) -> None:
+        if stage in printed:
+            return
+        printed.add(stage)
+        event, seconds = last[stage], time.perf_counter() - started[stage]
+        count = "resolved" if stage == "graph" else f"{event.done:,} {STAGE_UNITS.get(stage, '')}"
+        err.print(
+            f"{STAGE_LINES.get(stage, stage)}: {count} in {seconds:.1f}s",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    def on_event(event: ProgressEvent) -> None:
+        if event.stage not in started:
+            for stage in list(last):  # a new stage: the ones before it are done
+                finish(stage)
+            started[event.stage] = time.perf_counter()
+        last[event.stage] = event
+        if event.total and event.done >= event.total:
+            finish(event.stage)
+
+    try:
+        yield on_event
+    finally:
+        for stage in list(last):
+            finish(stage)
 
 
 def emit_json(data: object) -> None:
@@ -145,6 +203,8 @@ def open_for_query(
 ) -> Index:
     """The index of ``path`` (a repository folder; anything else is an error), else of
     ``--index``, else the nearest one above the current folder; opened read-only."""
+    from ..api import open_existing, open_index
+
     if path is not None:
         return open_index(path, index_dir=index_dir, create=False, overrides=overrides)
     return open_existing(index_dir, overrides=overrides)
@@ -152,6 +212,8 @@ def open_for_query(
 
 def parse_filters(lang: list[str] | None, path: str | None, kind: list[str] | None) -> Filters:
     """The --lang/--path/--kind options as validated filters."""
+    from ..filters import Filters
+
     return Filters.parse(lang, path, kind)
 
 

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from ..answer.citations import cite
-from ..answer.extractive import ROLE_NOTES
-from ..answer.prompt import escape_text
-from ..api import Answer
 from ._shared import (
     IndexOpt,
     JsonOpt,
@@ -32,6 +28,9 @@ from ._shared import (
     store_overrides,
     text_arg,
 )
+
+if TYPE_CHECKING:  # the answer stage loads when the command runs (start-up time)
+    from ..api import Answer
 
 
 @app.command()
@@ -115,6 +114,8 @@ CONFIDENCE = {
 
 def _shown(text: str) -> str:
     """Repository text for the terminal: control characters escaped, no rich markup."""
+    from ..answer.prompt import escape_text
+
     return escape(escape_text(text))
 
 
@@ -135,6 +136,8 @@ def _inline(markdown: str) -> str:
 
 def _print_extractive(answer: Answer) -> None:
     """The lead, then each block under its file: one mark, its citation, its lines."""
+    from ..answer.extractive import ROLE_NOTES
+
     out.print(_inline(answer.lead), soft_wrap=True, highlight=False)
     current = ""
     for block in answer.blocks:
@@ -147,10 +150,9 @@ def _print_extractive(answer: Answer) -> None:
             f"[/cyan]" + (f" [dim]{note}[/dim]" if note else ""),
             soft_wrap=True,
         )
-        width = len(str(block.end_line))
-        for number, line in zip(
-            range(block.start_line, block.end_line + 1), block.lines, strict=False
-        ):
+        first = block.first_shown
+        width = len(str(first + len(block.lines) - 1))
+        for number, line in zip(range(first, first + len(block.lines)), block.lines, strict=True):
             out.print(
                 f"    [dim]{number:>{width}}[/dim]  {_shown(line.rstrip())}",
                 soft_wrap=True,
@@ -160,6 +162,8 @@ def _print_extractive(answer: Answer) -> None:
 
 def _print_citations(answer: Answer) -> None:
     """A generated answer's citations, one mark each."""
+    from ..answer.citations import cite
+
     if answer.citations:
         out.print("[bold]Citations[/bold]")
     for c in answer.citations:

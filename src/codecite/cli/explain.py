@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markdown import Markdown
 from rich.markup import escape
 
-from ..answer.citations import cite
-from ..api import open_existing
-from ..docs import INDEX_PAGE, write_docs
 from ..errors import PathError
-from ..explain import Explanation
 from ._shared import (
     IndexOpt,
     JsonOpt,
@@ -27,6 +22,9 @@ from ._shared import (
     out,
     progress_bar,
 )
+
+if TYPE_CHECKING:  # the explain and docs packages load when a command runs
+    from ..explain import Explanation
 
 #: Control characters shown as ``\xNN`` in the terminal (newline and tab are kept).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -74,6 +72,10 @@ def explain(
 
 
 def _print(expl: Explanation) -> None:
+    from rich.markdown import Markdown
+
+    from ..answer.citations import cite
+
     text = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", expl.to_markdown())
     out.print(Markdown(text, code_theme="ansi_dark", hyperlinks=False))
     verified = sum(c.verified for c in expl.citations)
@@ -109,6 +111,9 @@ def docs(
     """Write markdown documentation: one page per module and an index page, every
     statement cited and linked to the source lines. Re-running rewrites only the pages
     whose symbols changed."""
+    from ..api import open_existing
+    from ..docs import INDEX_PAGE, write_docs
+
     if not path.exists():
         raise PathError(f"{path}: no such file or folder; give a folder of an indexed repository")
     with open_existing(index_dir, start=path if path.is_dir() else path.parent) as idx:

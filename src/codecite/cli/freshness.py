@@ -12,15 +12,20 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from .. import hooks as git_hooks
-from ..api import open_index
-from ..watch import UpdateLog, WatchOptions, WatchSummary, watch
 from ._shared import IndexOpt, app, err, out
+
+if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
+    from ..hooks import HookChange
+    from ..watch import UpdateLog, WatchSummary
+
+#: ``WatchOptions.settle`` and ``.embed_delay`` (a test keeps them equal): written out
+#: here so that the CLI's start-up does not import the watcher.
+SETTLE_DEFAULT, EMBED_DELAY_DEFAULT = 0.3, 2.0
 
 hooks_app = typer.Typer(
     name="hooks",
@@ -43,11 +48,11 @@ def watch_command(
     settle: Annotated[
         float,
         typer.Option(min=0.0, help="Seconds without a change before a batch is indexed."),
-    ] = WatchOptions.settle,
+    ] = SETTLE_DEFAULT,
     embed_delay: Annotated[
         float,
         typer.Option(min=0.0, help="Seconds without a change before vectors are computed."),
-    ] = WatchOptions.embed_delay,
+    ] = EMBED_DELAY_DEFAULT,
     embedder: Annotated[
         str | None, typer.Option("--embedder", help="Embedding model: minilm or openai:MODEL.")
     ] = None,
@@ -64,6 +69,9 @@ def watch_command(
     Ctrl-C (exit 130) or SIGTERM (exit 0) stops it; the index stays consistent
     and `codecite index` or the next `watch` adds the vectors still missing.
     """
+    from ..api import open_index
+    from ..watch import WatchOptions, watch
+
     overrides: dict[str, object] = {"embedder": embedder}
     options = WatchOptions(
         settle=settle,
@@ -190,6 +198,8 @@ def hooks_install(
     `codecite index` once first. `codecite hooks uninstall` takes out exactly
     what this added.
     """
+    from .. import hooks as git_hooks
+
     changes = git_hooks.install(path, embed=not no_embed)
     _print_changes(changes)
     root = path.resolve()
@@ -208,6 +218,8 @@ def hooks_uninstall(path: PathArg = Path(".")) -> None:
     Its blocks come out, hook files it created are deleted, chained hooks are
     put back: every hook file is again byte for byte what it was.
     """
+    from .. import hooks as git_hooks
+
     _print_changes(git_hooks.uninstall(path))
 
 
@@ -218,6 +230,8 @@ def hooks_run(
     no_embed: Annotated[bool, typer.Option("--no-embed")] = False,
 ) -> None:
     """What the hooks run (in the background): an incremental index under the lock."""
+    from .. import hooks as git_hooks
+
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: Windows
         os.setsid()  # not killed with the terminal or git's process group
 
@@ -228,7 +242,7 @@ def hooks_run(
     git_hooks.run_hook(path, embed=not no_embed, on_log=log)
 
 
-def _print_changes(changes: list[git_hooks.HookChange]) -> None:
+def _print_changes(changes: list[HookChange]) -> None:
     for change in changes:
         note = f" ({change.note})" if change.note else ""
         out.print(f"{change.action:>8} {escape(str(change.path))}{escape(note)}", soft_wrap=True)

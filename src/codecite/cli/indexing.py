@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.syntax import Syntax
-from rich.table import Table
 
-from ..api import Index, IndexStatus, open_existing, open_index
 from ..errors import UserError
-from ..indexer import IndexReport
 from ._shared import (
     IndexOpt,
     JsonOpt,
@@ -24,8 +20,13 @@ from ._shared import (
     err,
     out,
     progress_bar,
+    stage_lines,
     store_overrides,
 )
+
+if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
+    from ..api import Index, IndexStatus
+    from ..indexer import IndexReport
 
 
 # --- index ------------------------------------------------------------------------
@@ -49,15 +50,35 @@ def index(
             "--embedder", help="Embedding model: minilm (default, bundled) or openai:MODEL."
         ),
     ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="Compute the model's vectors before returning (scripts, CI); without it "
+            "they are computed by a background worker once the rest is committed.",
+        ),
+    ] = False,
+    stop: Annotated[
+        bool,
+        typer.Option(
+            "--stop", help="Stop the background embedding of this index (resume: `index`)."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
     repo_name: RepoNameOpt = None,
 ) -> None:
-    """Index a repository: chunks, code graph, keyword index, then vectors.
+    """Index a repository: chunks, code graph, keyword index and static vectors, then
+    the model's vectors in the background (`codecite status` shows them; `--wait`).
 
     Re-running indexes only what changed. Ctrl-C keeps what was done; run again to resume.
     """
+    from ..api import open_index
+
     overrides: dict[str, object] = {"embedder": embedder, **store_overrides(store, repo_name)}
+    if stop:
+        _stop(path, index_dir, overrides, as_json)
+        return
 
     def on_wait(pid: str) -> None:
         who = f" (pid {pid})" if pid else ""
@@ -66,19 +87,43 @@ def index(
             "finish, then only what is left is done"
         )
 
+    show = not as_json
     with (
         open_index(
             path, index_dir=index_dir, overrides=overrides, discard_damaged=full and not dry_run
         ) as idx,
-        progress_bar(not as_json and err.is_terminal) as on_progress,
+        progress_bar(show and err.is_terminal) as on_bar,
+        stage_lines(show and not err.is_terminal) as on_line,
     ):
         report = idx.update(
-            full=full, embed=not no_embed, dry_run=dry_run, on_progress=on_progress, on_wait=on_wait
+            full=full,
+            embed=not no_embed,
+            dry_run=dry_run,
+            on_progress=on_bar or on_line,
+            on_wait=on_wait,
+            background=not wait,
         )
     if as_json:
         emit_json(_report_json(report))
     else:
         _print_report(report)
+
+
+def _stop(path: Path, index_dir: Path | None, overrides: dict[str, object], as_json: bool) -> None:
+    """``index --stop``: stop the background worker, say what it left."""
+    with _open(path, index_dir, overrides) as idx:
+        pid = idx.stop_embedding()
+        st = idx.status()
+    if as_json:
+        emit_json({"stopped": pid, "vectors": st.vectors, "chunks": st.chunks, **st.background})
+        return
+    if not pid:
+        out.print(f"no background embedding runs for this index ({_background_line(st)})")
+        return
+    out.print(
+        f"stopped the background embedding (pid {pid}): model vectors for {st.vectors:,} "
+        f"of {st.chunks:,} chunks; `codecite index` resumes"
+    )
 
 
 def _report_json(report: IndexReport) -> dict[str, Any]:
@@ -100,6 +145,8 @@ def _breakdown(counts: dict[str, int] | dict[str, float], unit: str = "") -> str
 
 
 def _print_report(report: IndexReport) -> None:
+    from rich.table import Table
+
     verb = "would index" if report.dry_run else "indexed"
     out.print(
         f"[bold]{escape(report.root)}[/bold]: {report.files_seen:,} files; "
@@ -129,18 +176,28 @@ def _print_report(report: IndexReport) -> None:
             f"Would embed about {report.embed_pending:,} chunks: "
             f"~{report.estimated_embed_seconds / 60:.1f} min on this machine (nothing written)."
         )
-    else:
-        if report.static_model:
-            out.print(
-                f"Static vectors ({report.static_model}): {report.static_computed:,} computed, "
-                f"{report.static_reused:,} reused from the index."
-            )
+        return
+    if report.static_model:
         out.print(
-            f"Embeddings ({report.embedder or 'none'}): {report.embedded:,} vectors: "
-            f"{report.embed_computed:,} computed by the model, "
-            f"{report.embed_from_cache:,} from the machine-wide cache; "
-            f"{report.embed_reused:,} reused from the index; {report.embed_pending:,} pending."
+            f"Static vectors ({report.static_model}): {report.static_computed:,} computed, "
+            f"{report.static_reused:,} reused from the index."
         )
+    if report.embed_worker:
+        out.print(
+            f"Embeddings ({report.embedder}): {report.embed_pending:,} chunks are embedded "
+            f"in the background (pid {report.embed_worker}); {report.embed_reused:,} reused "
+            "from the index. Search works now and improves as they arrive: `codecite "
+            "status` shows the progress, `codecite index --stop` stops it (`--wait`: "
+            "embed before returning).",
+            soft_wrap=True,
+        )
+        return
+    out.print(
+        f"Embeddings ({report.embedder or 'none'}): {report.embedded:,} vectors: "
+        f"{report.embed_computed:,} computed by the model, "
+        f"{report.embed_from_cache:,} from the machine-wide cache; "
+        f"{report.embed_reused:,} reused from the index; {report.embed_pending:,} pending."
+    )
 
 
 # --- status -----------------------------------------------------------------------
@@ -169,6 +226,8 @@ def status(
 
 
 def _open(path: Path | None, index_dir: Path | None, overrides: dict[str, object]) -> Index:
+    from ..api import open_existing, open_index
+
     if path is not None:
         return open_index(path, index_dir=index_dir, create=False, overrides=overrides)
     return open_existing(index_dir, overrides=overrides)
@@ -184,6 +243,8 @@ def _tiers_line(st: IndexStatus) -> str:
 
 
 def _print_status(st: IndexStatus) -> None:
+    from rich.table import Table
+
     table = Table(show_header=False, show_edge=False)
     table.add_column(style="bold")
     table.add_column()
@@ -198,6 +259,7 @@ def _print_status(st: IndexStatus) -> None:
         ("embedded", f"{st.vectors:,} ({st.embedded_fraction:.0%})"),
         ("model", f"{st.embedder or 'none'}" + (f" ({st.embedding_dim}-d)" if st.embedder else "")),
         ("vector tiers", _tiers_line(st)),
+        ("background", _background_line(st)),
         ("graph edges", ", ".join(f"{k} {v:,}" for k, v in st.edges_by_kind.items()) or "0"),
         ("indexed commit", commit),
         (
@@ -211,6 +273,30 @@ def _print_status(st: IndexStatus) -> None:
     out.print(table)
     if st.stale_files:
         out.print("Run `codecite index` to bring the index up to date.")
+
+
+def _background_line(st: IndexStatus) -> str:
+    """The background worker's state in words, with what to do next."""
+    b, left = st.background, st.chunks - st.vectors
+    state, pid, log = b.get("state", ""), b.get("pid", 0), b.get("log", "")
+    if state == "running":
+        eta = float(str(b.get("eta_seconds", 0)))
+        rate = float(str(b.get("rate", 0)))
+        pace = f", {rate:,.1f} chunks/s, ~{eta / 60:.1f} min left" if rate else ""
+        return (
+            f"embedding (pid {pid}): {b.get('embedded', 0):,}/{b.get('total', 0):,} "
+            f"chunks{pace}; `codecite index --stop` stops it"
+        )
+    if state == "starting":
+        return f"starting (pid {pid})" if pid else "starting"
+    if state == "failed":
+        return f"failed: {b.get('error', '')} (log: {log}); `codecite index --wait` retries here"
+    if state == "died":
+        return f"ended without finishing (killed?), log: {log}; `codecite index` resumes"
+    if left > 0:
+        what = "stopped" if state == "stopped" else "not running"
+        return f"{what}: {left:,} chunks without model vectors; `codecite index` resumes"
+    return "idle: every chunk has model vectors" if st.embedder else "none (index --no-embed)"
 
 
 # --- chunks -----------------------------------------------------------------------
@@ -229,6 +315,10 @@ def chunks(
     repo_name: RepoNameOpt = None,
 ) -> None:
     """Show how files were cut into chunks (read a few to check the chunking)."""
+    from rich.syntax import Syntax
+
+    from ..api import open_existing
+
     start = (
         target
         if target is not None and target.is_dir()

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ..api import INDEX_DIRNAME, migrate_index, migrate_state, redact_url
+from ..types import INDEX_DIRNAME
 from ._shared import JsonOpt, RepoNameOpt, app, emit_json, err, out
 
 
@@ -36,6 +36,8 @@ def migrate(
     Given a server's state file instead of an index folder, copy its tokens (they keep
     working) and its audit log into the PostgreSQL database of `state = "postgresql://..."`;
     tokens already there are kept, and the audit log is copied only into an empty one."""
+    from ..api import migrate_index, redact_url
+
     folder = source.expanduser().resolve()
     if folder.is_file():
         _migrate_state(folder, target, as_json)
@@ -57,6 +59,8 @@ def migrate(
 
 
 def _migrate_state(path: Path, target: str, as_json: bool) -> None:
+    from ..api import migrate_state, redact_url
+
     if not as_json:
         err.print(f"copying the state database {path} into {redact_url(target)}")
     counts = migrate_state(path, target)

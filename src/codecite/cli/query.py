@@ -8,17 +8,13 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
 import typer
 from rich.markup import escape
-from rich.syntax import Syntax
-from rich.table import Table
 
-from ..api import MAX_K, FileHit, Hit, Index
 from ..errors import UserError
-from ..evaluate import EvalReport, Retrieved, evaluate, load_golden
-from ..filters import Filters
+from ..types import MAX_K
 from ._shared import (
     IndexOpt,
     JsonOpt,
@@ -39,6 +35,11 @@ from ._shared import (
     store_overrides,
     text_arg,
 )
+
+if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
+    from ..api import FileHit, Hit, Index
+    from ..evaluate import EvalReport
+    from ..filters import Filters
 
 #: Lines of code shown under each result in the terminal.
 SHOWN_LINES = 12
@@ -178,6 +179,8 @@ def _print_files(files: list[FileHit]) -> None:
 
 
 def _print_hit(rank: int, hit: Hit) -> None:
+    from rich.syntax import Syntax
+
     c = hit.chunk
     out.print(
         f"[bold]{rank:>2}.[/bold] [bold cyan]{escape(c.path)}:{c.start_line}-{c.end_line}[/]  "
@@ -291,6 +294,8 @@ def eval_command(
 
     `codecite eval --mine [PATH]` measures on your own history: see the README for its bias.
     """
+    from ..evaluate import Retrieved, evaluate, load_golden
+
     expand, rerank = (False if no_expand else None), (False if no_rerank else None)
     if mine:
         if path is not None:
@@ -326,6 +331,8 @@ def eval_command(
 
 
 def _print_eval(report: EvalReport, worst: int) -> None:
+    from rich.table import Table
+
     table = Table(title=f"{report.overall.count} queries, k={report.k}", title_justify="left")
     table.add_column("level")
     for name in ("R@1", "R@5", "R@10", "P@5", "MRR", "nDCG@10"):

@@ -12,17 +12,19 @@ from dataclasses import asdict
 from datetime import datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 
 from ..errors import UserError
-from ..server.config import ServerConfig, load_server_config
-from ..server.state import AuditRecord, BaseStateStore, TokenInfo, open_state
 from ._shared import JsonOpt, app, emit_json, err, out
+
+if TYPE_CHECKING:  # the state stores load when a command runs (start-up time)
+    from rich.table import Table
+
+    from ..server.config import ServerConfig
+    from ..server.state import AuditRecord, BaseStateStore, TokenInfo
 
 token_app = typer.Typer(
     name="token",
@@ -83,6 +85,9 @@ NO_WRAP = frozenset({"id", "admin", "created", "expires", "status", "time", "lat
 
 
 def _table(*columns: str) -> Table:
+    from rich import box
+    from rich.table import Table
+
     table = Table(box=box.SIMPLE_HEAD)
     for name in columns:
         table.add_column(name, no_wrap=name in NO_WRAP, overflow="fold", min_width=len(name))
@@ -90,6 +95,9 @@ def _table(*columns: str) -> Table:
 
 
 def _open(config: Path) -> tuple[ServerConfig, BaseStateStore]:
+    from ..server.config import load_server_config
+    from ..server.state import open_state
+
     cfg = load_server_config(config)
     return cfg, open_state(cfg.state)
 

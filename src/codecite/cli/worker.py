@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 
-from ..api import is_shared_store, redact_url
 from ..errors import UserError
 from ._shared import app, err
 
@@ -63,6 +62,7 @@ def worker(
     """Run re-index jobs queued by `codecite serve` (store = "postgresql://...") until
     stopped (Ctrl-C / SIGTERM finish the running jobs first). One job per repository runs
     at a time across all workers."""
+    from ..api import is_shared_store, redact_url
     from ..server.config import load_server_config
     from ..server.queue import MAINTENANCE_QUEUE, QUEUE, build_app, ensure_schema, worker_name
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import Config
-from ..embed import get_embedder
+from ..embed import EmbeddingCache, embed_text, embed_with_cache, get_embedder
 from ..embed.base import Embedder
 from ..errors import ConfigError
 from ..scrub import scrub_text
@@ -56,6 +56,7 @@ class Searcher:
         self.store, self.config, self.log_dir = store, config, log_dir
         self._tiers: dict[Tier, VectorIndex | DatabaseVectors | None] = {}
         self._embedder: Embedder | None = None
+        self._cache: EmbeddingCache | None = None
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.reranker = SignalReranker(self.store, self.config)
         self.term_stats = TermStats(self.store)
@@ -126,6 +127,34 @@ class Searcher:
             name = self.store.get_meta("embedder_spec") or self.config.embedder
             self._embedder = get_embedder(name, self.config)
         return self._embedder
+
+    def fill_similarity(self, query: str, hits: list[Hit]) -> list[Hit]:
+        """``hits`` with ``similarity`` (the query's cosine with the chunk, in the model
+        tier) filled in where vector search could not give it because the model tier
+        is incomplete (a background worker is still embedding: issue 23): those chunks
+        are embedded now, through the machine-wide embedding cache (the worker then
+        finds them there). An answer's confidence check reads this; on an index
+        whose model tier is complete, or has none, the hits are returned as they are."""
+        missing = [i for i, h in enumerate(hits) if h.similarity is None]
+        if not missing or not self.store.get_meta("embedder"):
+            return hits
+        if self.store.vector_count("model") >= self.term_stats.documents:
+            return hits  # complete: a hit without a similarity ranked below the candidates
+        query_vector = self.embed_query(query)
+        matrix = embed_with_cache(
+            self.embedder,
+            self._cache or self._open_cache(),
+            [embed_text(hits[i].chunk) for i in missing],
+            self.config.embed_batch_size,
+        )
+        filled = list(hits)
+        for row, i in enumerate(missing):
+            filled[i] = replace(hits[i], similarity=float(matrix[row] @ query_vector))
+        return filled
+
+    def _open_cache(self) -> EmbeddingCache:
+        self._cache = EmbeddingCache.for_config(self.config)  # degrades to no cache
+        return self._cache
 
     def embed_query(self, text: str) -> np.ndarray:
         cached = self._query_vectors.get(text)

@@ -342,7 +342,7 @@ def _allowed_hosts(data: dict[str, Any], where: str) -> tuple[str, ...]:
 
 
 def _store(data: dict[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
-    from ..store.postgres import is_postgres_url
+    from ..store.urls import is_postgres_url
 
     store = data.get("store", "")
     if not isinstance(store, str) or (store and not is_postgres_url(store)):
@@ -359,7 +359,7 @@ def _store(data: dict[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
 
 def _state(data: dict[str, Any], base: Path, where: str) -> Path | str:
     """``state``: a ``postgresql://`` URL as given, else a file relative to ``base``."""
-    from ..store.postgres import is_postgres_url
+    from ..store.urls import is_postgres_url
 
     value = data.get("state", DEFAULT_STATE)
     if not isinstance(value, str) or not value.strip():

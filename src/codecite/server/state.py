@@ -49,7 +49,7 @@ BUSY_TIMEOUT_S = 10.0
 def open_state(location: str | Path) -> BaseStateStore:
     """The state database at ``location``: a ``postgresql://`` URL, else a SQLite file."""
     if isinstance(location, str):
-        from ..store.postgres import is_postgres_url
+        from ..store.urls import is_postgres_url
 
         if is_postgres_url(location):
             from .state_postgres import PostgresStateStore

@@ -8,23 +8,62 @@ Nothing outside ``store/`` holds SQL."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .postgres import PostgresStore, is_postgres_url
-from .protocols import (
-    ChunkReader,
-    GraphReader,
-    IndexWriter,
-    KeywordIndex,
-    ReadStore,
-    Store,
-    VectorRows,
-    VectorSource,
-)
-from .sqlite import SQLiteStore
+if TYPE_CHECKING:
+    from .postgres import PostgresStore
+    from .protocols import (
+        ChunkReader,
+        GraphReader,
+        IndexWriter,
+        KeywordIndex,
+        ReadStore,
+        Store,
+        VectorRows,
+        VectorSource,
+    )
+    from .sqlite import SQLiteStore
 
-#: Backends by name. Importing them needs no driver: PostgresStore imports psycopg when
-#: opened, and says how to install it when it is missing.
-STORES: dict[str, type] = {"sqlite": SQLiteStore, "postgresql": PostgresStore}
+#: Public names → the module defining them, imported on first use: a module of this
+#: package (``store.migrations``, used by the server's state) loads without numpy and
+#: both backends (issue 23: start-up time of the commands that need neither).
+_EXPORTS = {
+    "PostgresStore": "postgres",
+    "SQLiteStore": "sqlite",
+    **{
+        name: "protocols"
+        for name in (
+            "ChunkReader",
+            "GraphReader",
+            "IndexWriter",
+            "KeywordIndex",
+            "ReadStore",
+            "Store",
+            "VectorRows",
+            "VectorSource",
+        )
+    },
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STORES":
+        return stores()
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
+
+def stores() -> dict[str, type]:
+    """Backends by name. Importing them needs no driver: PostgresStore imports psycopg
+    when opened, and says how to install it when it is missing."""
+    from .postgres import PostgresStore
+    from .sqlite import SQLiteStore
+
+    return {"sqlite": SQLiteStore, "postgresql": PostgresStore}
 
 
 def open_store(
@@ -39,6 +78,9 @@ def open_store(
     """The store at ``location``: a ``postgresql://`` URL (the repository ``repo`` in
     that database; ``index_dir`` keeps local files such as the query log) or an index
     folder (SQLite; ``repo`` unused)."""
+    from .postgres import PostgresStore, is_postgres_url
+    from .sqlite import SQLiteStore
+
     if is_postgres_url(location):
         if readonly:  # queries: a read replica when there are any (store/replicas.py)
             from ..errors import UserError

@@ -4,15 +4,38 @@ after ``kill -9``, so a crashed indexer never leaves a stale lock behind."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import PathError
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory locks, one writer assumed
     fcntl = None  # type: ignore[assignment]
+
+
+#: Why a lock file cannot be opened that a user can fix (permissions, a read-only mount).
+_NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def open_lock_file(path: Path) -> int:
+    """The lock file's descriptor (created if needed). A folder this process may not
+    write is a user error that says what to do, not an internal one."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        if exc.errno not in _NOT_WRITABLE:
+            raise
+        raise PathError(
+            f"cannot write the index at {path.parent} ({exc.strerror}: {path.name}); "
+            "make that folder writable for this user, or index into a folder you can "
+            "write with `codecite index PATH --index DIR` (searching this index works "
+            "as it is)"
+        ) from None
 
 
 def holder(path: Path) -> str:
@@ -43,7 +66,7 @@ def file_lock(path: Path, on_wait: Callable[[str], None] | None = None) -> Itera
     if fcntl is None:  # pragma: no cover
         yield
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_lock_file(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -63,7 +86,7 @@ def try_file_lock(path: Path) -> Iterator[bool]:
     if fcntl is None:  # pragma: no cover
         yield True
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_lock_file(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

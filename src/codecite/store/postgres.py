@@ -35,7 +35,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import IndexMissingError, UserError
 from ..tokens import keyword_row
@@ -54,29 +53,20 @@ from .postgres_migrations import (
 from .postgres_search import SearchTables
 from .postgres_vectors import VectorTables
 
+# Re-exported: callers import these from here (store/urls.py holds them, stdlib only).
+from .urls import SCHEMES as SCHEMES
+from .urls import is_postgres_url as is_postgres_url
+from .urls import redact as redact
+
 log = logging.getLogger(__name__)
 
 #: URL schemes that select this backend.
-SCHEMES = ("postgresql://", "postgres://")
 INSTALL_HINT = "pip install 'codecite[postgres]'"
 #: Connections per store (a server's threads share them).
 POOL_SIZE = 4
 CONNECT_TIMEOUT = 10
 #: Per-repository tables (``clear`` empties them; ``meta`` and ``repos`` stay).
 DATA_TABLES = ("chunks", "files", "imports", "refs", "edges", "vectors", "terms")
-
-
-def is_postgres_url(location: str | Path) -> bool:
-    return isinstance(location, str) and location.startswith(SCHEMES)
-
-
-def redact(url: str) -> str:
-    """``url`` without its password (for messages and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
 
 
 def repositories(url: str) -> list[str]:

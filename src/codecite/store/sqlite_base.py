@@ -35,6 +35,9 @@ OWN_FILES = frozenset(
         "hooks.lock",
         "hooks.requests",
         "server-job.json",  # codecite.server.jobs: a re-index job running (resumed on start)
+        "embed.lock",  # codecite.background: the model tier's worker: lock, state, log
+        "embed.json",
+        "embed.log",
     }
 )
 #: sqlite3 messages that mean the file is not a usable database (not a busy/locked one).
