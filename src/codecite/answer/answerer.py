@@ -24,7 +24,7 @@ from ..retrieve.keyword import STOPWORDS
 from ..retrieve.pack import pack
 from ..retrieve.question import read_question
 from ..retrieve.search import append_query_log
-from ..retrieve.types import Filters, Hit, mark_stale
+from ..retrieve.types import Filters, Hit, SearchResult, mark_stale
 from ..tokens import tokenize
 from ..types import LINE_EXACT_KINDS
 from .abstain import declines, level, signals
@@ -177,7 +177,10 @@ class Answerer:
         stats = self.searcher.term_stats
         weights = TermWeights(shape.subject, stats.df, stats.documents, self.context.in_code)
         finder = EvidenceFinder(shape, read, weights, self.config, lines, tested)
-        evidence = finder.with_handler(finder.find(hits), hits)
+        evidence = finder.find(hits)
+        if result.files:  # a long question: search --files' first file leads
+            evidence = _file_first(evidence, result, finder, hits)
+        evidence = finder.with_handler(evidence, hits)
         sig = signals(read, info, weights, hits, evidence)
         declined = not hits or declines(sig, self.config)
         answer = Answer(
@@ -332,6 +335,22 @@ class Answerer:
 
 def _blocks(hits: Sequence[Hit]) -> list[Block]:
     return [Block(h.chunk.path, h.chunk.start_line, h.chunk.end_line) for h in hits]
+
+
+def _file_first(
+    evidence: list[Evidence], result: SearchResult, finder: EvidenceFinder, hits: Sequence[Hit]
+) -> list[Evidence]:
+    """For a long question (``search --files``' ranking): the best evidence of the first
+    file leads, as the file ranking weighs all of a report's evidence (its frames, its
+    messages, its paths) where one line cannot; then the rest by score."""
+    path = result.files[0].path if result.files else ""
+    if not path or (evidence and evidence[0].path == path):
+        return evidence
+    top = next((e for e in evidence if e.path == path), None)
+    if top is None:
+        found = finder.find([h for h in hits if h.chunk.path == path], limit=1)
+        top = found[0] if found else None
+    return evidence if top is None else [top, *(e for e in evidence if e is not top)]
 
 
 def _evidence_first(hits: Sequence[Hit], evidence: Sequence[Evidence]) -> list[Hit]:
