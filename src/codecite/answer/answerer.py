@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: Top hits whose text counts for the question-term coverage.
 COVERAGE_HITS = 5
+#: Evidence roles that are the question's own literal evidence.
+LITERAL = frozenset({"message"})
 #: Top hits whose model similarity is computed when the model tier is incomplete.
 SIMILARITY_HITS = 8
 
@@ -344,8 +346,8 @@ def _file_first(
     file leads, as the file ranking weighs all of a report's evidence (its frames, its
     messages, its paths) where one line cannot; then the rest by score."""
     path = result.files[0].path if result.files else ""
-    if not path or (evidence and evidence[0].path == path):
-        return evidence
+    if not path or (evidence and (evidence[0].path == path or evidence[0].role in LITERAL)):
+        return evidence  # a line writing the reported message, or a frame, leads anyway
     top = next((e for e in evidence if e.path == path), None)
     if top is None:
         found = finder.find([h for h in hits if h.chunk.path == path], limit=1)

@@ -199,6 +199,8 @@ def question_shape(text: str, question: Question | None = None) -> Shape:
         kind = "error"
     else:
         kind = next((name for name, rule in _RULES if rule.search(head)), "")
+        if long and kind in ("tests", "impact"):  # a report's "tests fail", "it breaks":
+            kind = "error"  # it asks where the failure comes from, not for tests or callers
         if not kind:
             kind = "yesno" if _POLAR.match(head) else ("error" if long else "how")
     polar = bool(_POLAR.match(head)) and kind not in ("error", "how", "where")
