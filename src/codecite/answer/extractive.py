@@ -155,7 +155,7 @@ class ExtractiveAnswerer:
             if len(chosen) >= self.max_blocks or (n >= MIN_BLOCKS and ev.score < floor):
                 break
             block = _block_of(ev, self.source)
-            if not any(_overlaps(block, b) for b in chosen):
+            if not any(_overlaps(block, b) or _same_place(block, b) for b in chosen):
                 chosen.append(block)
         if shape.kind not in ("impact", "tests") and len(chosen) < self.max_blocks:
             chosen += [b for b in graph if not any(_overlaps(b, c) for c in chosen)][
@@ -264,6 +264,11 @@ def _overlaps(a: AnswerBlock, b: AnswerBlock) -> bool:
     """Two blocks showing some of the same lines."""
     a_end, b_end = a.first_shown + len(a.lines) - 1, b.first_shown + len(b.lines) - 1
     return a.path == b.path and a.first_shown <= b_end and b.first_shown <= a_end
+
+
+def _same_place(a: AnswerBlock, b: AnswerBlock) -> bool:
+    """Two blocks citing the same range (two excerpts of one short function)."""
+    return (a.path, a.start_line, a.end_line) == (b.path, b.start_line, b.end_line)
 
 
 def group_blocks(blocks: Sequence[AnswerBlock], tests_first: bool = False) -> list[AnswerBlock]:

@@ -149,10 +149,16 @@ def _behaviour(ev: Evidence, symbol: str, where: str, shape: Shape) -> str:
     if go:
         return f"{symbol} returns the error {_clip(go.group('msg'), 140)}{when} ({where})."
     verb = {"log": "logs", "return": "returns"}.get(ev.role, "does")
-    focus = _clip(ev.focus_text)
+    focus = _clip(ev.focus_text if verb == "does" else _statement(ev))
     if verb == "does":
         return f"{symbol} handles it{when} ({where}): `{focus}`."
     return f"{symbol} {verb} `{focus}`{when} ({where})."
+
+
+def _statement(ev: Evidence) -> str:
+    """The statement the focus line starts (a call spread over lines, joined)."""
+    at = ev.focus - ev.start_line
+    return " ".join(line.strip() for line in ev.lines[at:])
 
 
 def _quantity(line: str, ev: Evidence, units: frozenset[str] = frozenset()) -> str:
