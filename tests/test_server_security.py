@@ -700,10 +700,19 @@ def test_a_reindex_killed_with_the_server_is_resumed_on_start(
     monkeypatch.setenv("CODECITE_CACHE_DIR", str(tmp_path / "empty-cache"))
     shop = tmp_path / "shop"
     source = FIXTURES / "shop"
-    make_git_repo(
-        shop,
-        {p.relative_to(source).as_posix(): p.read_text() for p in source.rglob("*") if p.is_file()},
-    )
+    files = {
+        p.relative_to(source).as_posix(): p.read_text() for p in source.rglob("*") if p.is_file()
+    }
+    # enough distinct code that computing its vectors takes seconds on any machine: the kill
+    # lands inside the run, not after it
+    for n in range(300):
+        files[f"shop/generated/part_{n}.py"] = (
+            f'def price_rule_{n}(order, rate={n}):\n    """Apply rule {n} to an order."""\n'
+            f"    return order.total * rate / {n + 7}\n\n\n"
+            f'def stock_check_{n}(item):\n    """Check stock level {n} of an item."""\n'
+            f"    return item.count > {n * 3}\n"
+        )
+    make_git_repo(shop, files)
     with codecite.open_index(shop) as index:
         index.update(embed=False)
     config = tmp_path / "server.toml"
@@ -725,7 +734,7 @@ def test_a_reindex_killed_with_the_server_is_resumed_on_start(
         while httpx.get(status_url, headers=headers).json()["job"]["status"] != "running":
             assert time.time() < deadline
             time.sleep(0.05)
-        time.sleep(3.0)  # into the run: parsed, embedding
+        time.sleep(1.0)  # into the run
     finally:
         os.kill(process.pid, signal.SIGKILL)
         process.wait(30)
