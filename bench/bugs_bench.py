@@ -329,7 +329,7 @@ def _run_project(job: Job) -> dict[str, Any]:
             report = index.update(**build, full=True, on_progress=ticker)
             stats["index_new"] = True
         if static_only(job.modes):
-            from codecite.embed.static_stage import update_static_tier
+            from codecite.index.static_stage import update_static_tier
 
             update_static_tier(index.store, index.config, lambda _event: None)
         took = time.perf_counter() - started

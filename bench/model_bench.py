@@ -67,7 +67,7 @@ def log(message: str) -> None:
 
 def run_shop(workdir: Path) -> dict[str, Any]:
     """The shop golden set under every system (an index per static model)."""
-    from codecite.embed.static_stage import update_static_tier
+    from codecite.index.static_stage import update_static_tier
 
     golden = load_golden(SHOP_GOLDEN)
     root = workdir / "shop"

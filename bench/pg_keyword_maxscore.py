@@ -30,10 +30,10 @@ from store_bench import percentile, pg_server, questions  # noqa: E402
 from store_corpus import DistinctRows  # noqa: E402
 
 from codecite.config import Config  # noqa: E402
+from codecite.identifiers import keyword_row  # noqa: E402
 from codecite.retrieve.keyword import TermStats, query_terms  # noqa: E402
 from codecite.store import postgres_search  # noqa: E402
 from codecite.store.postgres import PostgresStore  # noqa: E402
-from codecite.tokens import keyword_row  # noqa: E402
 
 
 def main() -> None:

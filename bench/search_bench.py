@@ -214,7 +214,7 @@ def index_corpus(corpus: Corpus, cache_dir: Path | None) -> tuple[codecite.Index
 def distilled_index(corpus: Corpus, workdir: Path) -> codecite.Index:
     """A second index of ``corpus`` whose static tier is the distilled model's (the
     keyword index again, no model vectors): the "before" of issue 24."""
-    from codecite.embed.static_stage import update_static_tier
+    from codecite.index.static_stage import update_static_tier
 
     register(DISTILLED)
     overrides: dict[str, object] = {"query_log": False, "static_model": DISTILLED}

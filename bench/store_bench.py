@@ -72,13 +72,13 @@ from store_corpus import DistinctRows, default_sources, gather, mirror_source  #
 
 import codecite  # noqa: E402
 from codecite.config import Config  # noqa: E402
+from codecite.identifiers import keyword_row  # noqa: E402
 from codecite.retrieve.search import Searcher  # noqa: E402
 from codecite.retrieve.vector import VectorIndex  # noqa: E402
 from codecite.store.postgres import PostgresStore  # noqa: E402
 from codecite.store.protocols import Tier  # noqa: E402
 from codecite.store.sqlite import SQLiteStore  # noqa: E402
 from codecite.store.sqlite_base import CHUNK_COLS, row_to_chunk  # noqa: E402
-from codecite.tokens import keyword_row  # noqa: E402
 from codecite.types import Chunk  # noqa: E402
 
 MIRRORS = (Path("/work/.mirror/psf+requests/repo"), Path("/work/.mirror/pallets+click/repo"))

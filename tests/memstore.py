@@ -4,7 +4,7 @@ Python, with no SQL anywhere, so that running the search tests over it proves re
 depends on the protocols only.
 
 Keyword search is a real BM25 (k1=1.2, b=0.75) over the three identifier-split texts of
-:func:`codecite.tokens.keyword_row` (symbol, path, body), computed the way FTS5's
+:func:`codecite.identifiers.keyword_row` (symbol, path, body), computed the way FTS5's
 ``bm25()`` computes it:
 
 - each text is split like FTS5's ``unicode61`` tokenizer: lower-cased runs of letters and
@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from codecite.filters import Filters, path_matches
+from codecite.identifiers import keyword_row
 from codecite.store.protocols import KeywordWeights, Tier, VectorRows
-from codecite.tokens import keyword_row
 from codecite.types import Chunk, Edge
 
 if TYPE_CHECKING:

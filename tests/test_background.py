@@ -25,7 +25,7 @@ from repos import make_git_repo, run_cli
 
 import codecite
 import codecite.evaluate
-from codecite.background import EmbeddingState, read_state, worker_pid
+from codecite.index.background import EmbeddingState, read_state, worker_pid
 from codecite.retrieve.vector import VectorIndex
 
 pytestmark = [
@@ -224,7 +224,7 @@ def test_a_second_index_while_the_worker_runs_takes_over(repo: Path) -> None:
         workers = [
             p.pid
             for p in leftovers.marked_processes(os.environ[leftovers.MARKER])
-            if "codecite.background" in p.command
+            if "codecite.index.background" in p.command
         ]
         assert len(workers) <= 1, workers  # never two workers on one index
         seen.update(workers)

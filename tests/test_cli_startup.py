@@ -60,7 +60,7 @@ def test_a_command_imports_the_library_when_it_runs(tmp_path) -> None:
 
 def test_the_watch_command_shows_the_library_defaults() -> None:
     from codecite.cli.freshness import watch_command
-    from codecite.watch import WatchOptions
+    from codecite.index.watch import WatchOptions
 
     params = inspect.signature(watch_command).parameters
     assert params["settle"].default == WatchOptions.settle

@@ -22,9 +22,9 @@ from repos import copy_index, run_cli
 
 import codecite
 from codecite.answer.citations import check_citations
-from codecite.docs import GENERATED, write_docs
 from codecite.errors import AmbiguousSymbolError, UserError
 from codecite.explain import Explanation, parse_doc, parse_signature
+from codecite.explain.docs import GENERATED, write_docs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -55,7 +55,7 @@ def index(shop: Path) -> Iterator[codecite.Index]:
 def assert_grounded(expl: Explanation, root: Path) -> None:
     """Every citation of the markdown verifies against the explanation's chunks, lies
     inside its file, and every quoted line is the file's line."""
-    markdown = expl.to_markdown()
+    markdown = expl.markdown
     found = check_citations(re.sub(r"`[^`\n]*`", "", markdown), expl.blocks)
     assert found, markdown
     assert all(c.verified for c in found), [c.text for c in found if not c.verified]
@@ -98,7 +98,7 @@ def test_a_method_with_callers_and_tests(index: codecite.Index, shop: Path) -> N
         "assert service.calculate_payout(won) == 50.0",
         "assert service.calculate_payout(lost) == 0.0",
     ]
-    markdown = expl.to_markdown()
+    markdown = expl.markdown
     for section in ("Parameters", "Returns", "Raises and returns early", "Calls", "Tests"):
         assert f"### {section}" in markdown
     assert "Called from 3 places (2 of them tests)." in markdown
@@ -140,7 +140,7 @@ def test_an_ambiguous_name_lists_the_candidates_like_git(index: codecite.Index) 
 def test_a_symbol_with_no_callers(index: codecite.Index, shop: Path) -> None:
     expl = index.explain("Order.summary")
     assert expl.callers_total == 0 and expl.usages == [] and expl.tests == []
-    markdown = expl.to_markdown()
+    markdown = expl.markdown
     assert "No callers in the index" in markdown
     assert "No test in the index exercises it directly" in markdown
     assert "Takes no parameters (shop/orders.py:86)." in markdown
@@ -223,7 +223,7 @@ def test_an_llm_writes_the_prose_and_its_citations_are_checked(index: codecite.I
         "shop/ledger.py:1-9": False,
     }
     assert any("shop/ledger.py:1-9" in flag for flag in expl.flags)
-    assert "shop/ledger.py:1-9" in expl.to_markdown() and "**Warning:**" in expl.to_markdown()
+    assert "shop/ledger.py:1-9" in expl.markdown and "**Warning:**" in expl.markdown
     system, user = prompt[0]["content"], prompt[1]["content"]
     assert "never instructions" in system
     context = user[user.index("<context>") : user.index("</context>")]

@@ -16,7 +16,7 @@ import pytest
 from repos import make_git_repo, run_cli
 
 import codecite
-from codecite import hooks
+from codecite.index import hooks
 
 pytestmark = [
     pytest.mark.slow,  # real git hooks starting detached indexers (run by .ci/run)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from llm_server import ChatServer, Reply, closed_port, pieces, running_chat_server
 
+from codecite._http import RetryPolicy
 from codecite.answer.llm import (
     LLMAuthError,
     LLMError,
@@ -28,7 +29,6 @@ from codecite.answer.llm import (
 )
 from codecite.config import LLM_ENV_VARS, Config, Endpoint, load_config
 from codecite.errors import ConfigError, UnknownBackendError, UserError
-from codecite.http import RetryPolicy
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"}]
 FAST = Endpoint(max_retries=2, backoff=0.001, timeout=5.0)

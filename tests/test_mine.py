@@ -14,7 +14,7 @@ import pytest
 import codecite
 from codecite.errors import UserError
 from codecite.evaluate import Retrieved, evaluate, load_golden
-from codecite.mine import MinedSet, clean_subject, mine_golden, run_mine, write_golden
+from codecite.evaluate.mine import MinedSet, clean_subject, mine_golden, run_mine, write_golden
 
 PRICING = '''"""Prices."""
 

@@ -27,6 +27,7 @@ from codecite.config import Config
 from codecite.errors import ConfigError, IndexFormatError, IndexMissingError, IndexOutdatedError
 from codecite.evaluate import load_golden
 from codecite.filters import Filters, path_matches
+from codecite.identifiers import keyword_row
 from codecite.retrieve.keyword import query_terms
 from codecite.store import open_store
 from codecite.store.copy import copy_index
@@ -45,7 +46,6 @@ from codecite.store.protocols import (
     VectorSource,
 )
 from codecite.store.sqlite import SQLiteStore
-from codecite.tokens import keyword_row
 from codecite.types import Chunk, Edge, sha256_text
 
 #: a real PostgreSQL (run by .ci/run)

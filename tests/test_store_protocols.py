@@ -19,6 +19,7 @@ import codecite
 from codecite.config import Config
 from codecite.evaluate import load_golden
 from codecite.filters import Filters
+from codecite.identifiers import keyword_row
 from codecite.retrieve.keyword import query_terms
 from codecite.store.postgres import PostgresStore
 from codecite.store.protocols import (
@@ -31,7 +32,6 @@ from codecite.store.protocols import (
     VectorSource,
 )
 from codecite.store.sqlite import SQLiteStore
-from codecite.tokens import keyword_row
 from codecite.types import Chunk, Edge, sha256_text
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -18,7 +18,7 @@ import pytest
 from repos import git, make_git_repo, run_cli
 
 import codecite
-from codecite.watch import Watcher
+from codecite.index.watch import Watcher
 
 #: a real file watcher, waiting for settle times (run by .ci/run)
 pytestmark = pytest.mark.slow

@@ -26,10 +26,9 @@ if TYPE_CHECKING:
     from .config import Config, Endpoint, load_config
     from .errors import CodeciteError, Interrupted, UserError
     from .filters import Filters
-    from .indexer import IndexReport
     from .progress import Progress
     from .retrieve.types import FileHit, Hit, SearchResult
-    from .types import Chunk, Edge
+    from .types import Chunk, Edge, IndexReport
 
 # Public names → defining module. Imported on first use, so that importing one
 # stage (``codecite.chunking``) does not load the embedding model's stack.
@@ -51,7 +50,7 @@ _EXPORTS = {
     "Interrupted": "errors",
     "UserError": "errors",
     "Filters": "filters",
-    "IndexReport": "indexer",
+    "IndexReport": "types",
     "Progress": "progress",
     "FileHit": "retrieve.types",
     "Hit": "retrieve.types",

@@ -26,7 +26,7 @@ from .errors import (
 )
 from .filetext import DEFAULT_MAX_LINES, FileLines, clean_path, display_lines, select
 from .filters import Filters
-from .freshness import Freshness, Tracker
+from .index.freshness import Freshness, Tracker
 from .progress import ProgressFn
 from .retrieve import Searcher
 from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
@@ -41,9 +41,9 @@ from .walk import file_digest, folder_prefix, git_changed_paths, walk
 if TYPE_CHECKING:
     from .answer.answerer import Answer, Answerer, Draft
     from .answer.llm import LLM, LLMChoice
-    from .background import EmbeddingState
     from .explain import Explanation
-    from .indexer import IndexReport
+    from .index.background import EmbeddingState
+    from .types import IndexReport
 
 
 def __getattr__(name: str) -> Any:
@@ -111,7 +111,7 @@ class IndexStatus:
     static_model: str = ""
     static_dim: int = 0
     #: The background worker computing the model's vectors (issue 23):
-    #: :meth:`codecite.background.EmbeddingState.to_json`; ``{}`` where none ever ran.
+    #: :meth:`codecite.index.background.EmbeddingState.to_json`; ``{}`` where none ever ran.
     background: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -239,7 +239,7 @@ class Index:
         mark_stale_result(result, fresh.stale)
         return result
 
-    # --- freshness (see codecite.freshness.Tracker) -------------------------------------
+    # --- freshness (see codecite.index.freshness.Tracker) -------------------------------------
     def fresh(
         self, run: Callable[[], T], paths_of: Callable[[T], Iterable[str]]
     ) -> tuple[T, Freshness]:
@@ -377,8 +377,8 @@ class Index:
                 "codecite's parse worker is importing your script again: put the code that "
                 'calls codecite under `if __name__ == "__main__":`'
             )
-        from . import background as worker
-        from .indexer import Indexer
+        from .index import background as worker
+        from .index.run import Indexer
 
         background = background and embed and not dry_run and worker.supported()
         indexer = Indexer(self.store, self.root, self.config, self.repo, on_progress)
@@ -399,7 +399,7 @@ class Index:
     def embedding(self) -> EmbeddingState:
         """The background worker computing this index's model vectors (``codecite
         index`` without ``--wait``): running or not, its progress, why it stopped."""
-        from .background import read_state
+        from .index.background import read_state
 
         return read_state(self.dir)
 
@@ -407,7 +407,7 @@ class Index:
         """Stop the background worker, if one runs (it stops after its batch in flight;
         what it committed stays, and the next background :meth:`update` resumes).
         Returns its pid, 0 when none ran."""
-        from .background import stop_worker
+        from .index.background import stop_worker
 
         return stop_worker(self.dir)
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .indexer import IndexReport
+    from .types import IndexReport
 
 
 class CodeciteError(Exception):

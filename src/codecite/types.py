@@ -8,6 +8,7 @@ Every stage is a function over these frozen records: the walker yields
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 
 #: The index folder inside a repository (``PATH/.codecite``).
@@ -148,3 +149,51 @@ class ScrubResult:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+
+@dataclass
+class IndexReport:
+    """What an index run did (the CLI's summary table and ``index --json``)."""
+
+    root: str
+    index_dir: str
+    dry_run: bool = False
+    files_seen: int = 0
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    chunks_written: int = 0
+    files_by_language: dict[str, int] = field(default_factory=dict)
+    chunks_by_kind: dict[str, int] = field(default_factory=dict)
+    secrets_redacted: dict[str, int] = field(default_factory=dict)
+    fallback_files: list[str] = field(default_factory=list)
+    edges_by_kind: dict[str, int] = field(default_factory=dict)
+    embedder: str = ""
+    embedded: int = 0
+    #: ``embedded`` = ``embed_computed`` (by the model) + ``embed_from_cache`` (from the
+    #: machine-wide embedding cache: another clone, branch or earlier version of the code).
+    embed_computed: int = 0
+    embed_from_cache: int = 0
+    #: Chunks given the vector of a chunk with the same content already in this index
+    #: (a moved file, an unchanged function of an edited file); not in ``embedded``.
+    embed_reused: int = 0
+    embed_pending: int = 0
+    estimated_embed_seconds: float = 0.0
+    #: The static tier (issue 15): its model, vectors computed, vectors reused by content.
+    static_model: str = ""
+    static_computed: int = 0
+    static_reused: int = 0
+    #: The pid of the background worker computing the model's vectors (0: none;
+    #: ``codecite index`` without ``--wait``, issue 23).
+    embed_worker: int = 0
+    interrupted: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> int:
+        return len(self.added) + len(self.modified) + len(self.deleted)
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        return dict(Counter(s.reason for s in self.skipped).most_common())

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..filetext import display_text
+from ..identifiers import tokenize
 from ..retrieve import Searcher
 from ..retrieve.intent import QueryInfo, analyse
 from ..retrieve.keyword import STOPWORDS
@@ -25,7 +26,6 @@ from ..retrieve.pack import pack
 from ..retrieve.question import read_question
 from ..retrieve.search import append_query_log
 from ..retrieve.types import Filters, Hit, SearchResult, mark_stale
-from ..tokens import tokenize
 from ..types import LINE_EXACT_KINDS
 from .abstain import declines, level, signals
 from .citations import Block, Citation, check_citations, citation_flags

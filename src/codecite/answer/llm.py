@@ -25,6 +25,18 @@ from typing import Any, Protocol
 
 import httpx
 
+from .._http import (
+    RetryPolicy,
+    body_text,
+    get_json,
+    is_html,
+    is_local_url,
+    json_client,
+    list_models,
+    retry_after,
+    send_with_retries,
+    server_message,
+)
 from ..config import Config, Endpoint
 from ..errors import (
     ConfigError,
@@ -39,18 +51,6 @@ from ..errors import (
     LLMTimeoutError,
     LLMUnavailableError,
     UnknownBackendError,
-)
-from ..http import (
-    RetryPolicy,
-    body_text,
-    get_json,
-    is_html,
-    is_local_url,
-    json_client,
-    list_models,
-    retry_after,
-    send_with_retries,
-    server_message,
 )
 
 __all__ = [

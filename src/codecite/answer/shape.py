@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..identifiers import tokenize
 from ..retrieve.keyword import STOPWORDS
 from ..retrieve.question import Question
-from ..tokens import tokenize
 from .terms import stems, without_contractions
 
 SHAPES = ("error", "tests", "impact", "who", "quantity", "what-happens", "where", "how", "yesno")

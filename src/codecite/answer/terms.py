@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from importlib import resources
 
-from ..tokens import tokenize
+from ..identifiers import tokenize
 
 #: Suffixes stripped, longest first, while at least :data:`_MIN_STEM` letters remain.
 _SUFFIXES = (

@@ -76,7 +76,7 @@ def _print(expl: Explanation) -> None:
 
     from ..answer.citations import cite
 
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", expl.to_markdown())
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", expl.markdown)
     out.print(Markdown(text, code_theme="ansi_dark", hyperlinks=False))
     verified = sum(c.verified for c in expl.citations)
     unverified = [c for c in expl.citations if not c.verified]
@@ -112,7 +112,7 @@ def docs(
     statement cited and linked to the source lines. Re-running rewrites only the pages
     whose symbols changed."""
     from ..api import open_existing
-    from ..docs import INDEX_PAGE, write_docs
+    from ..explain.docs import INDEX_PAGE, write_docs
 
     if not path.exists():
         raise PathError(f"{path}: no such file or folder; give a folder of an indexed repository")

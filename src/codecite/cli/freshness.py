@@ -20,8 +20,8 @@ from rich.markup import escape
 from ._shared import IndexOpt, app, err, out
 
 if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
-    from ..hooks import HookChange
-    from ..watch import UpdateLog, WatchSummary
+    from ..index.hooks import HookChange
+    from ..index.watch import UpdateLog, WatchSummary
 
 #: ``WatchOptions.settle`` and ``.embed_delay`` (a test keeps them equal): written out
 #: here so that the CLI's start-up does not import the watcher.
@@ -70,7 +70,7 @@ def watch_command(
     and `codecite index` or the next `watch` adds the vectors still missing.
     """
     from ..api import open_index
-    from ..watch import WatchOptions, watch
+    from ..index.watch import WatchOptions, watch
 
     overrides: dict[str, object] = {"embedder": embedder}
     options = WatchOptions(
@@ -198,7 +198,7 @@ def hooks_install(
     `codecite index` once first. `codecite hooks uninstall` takes out exactly
     what this added.
     """
-    from .. import hooks as git_hooks
+    from ..index import hooks as git_hooks
 
     changes = git_hooks.install(path, embed=not no_embed)
     _print_changes(changes)
@@ -218,7 +218,7 @@ def hooks_uninstall(path: PathArg = Path(".")) -> None:
     Its blocks come out, hook files it created are deleted, chained hooks are
     put back: every hook file is again byte for byte what it was.
     """
-    from .. import hooks as git_hooks
+    from ..index import hooks as git_hooks
 
     _print_changes(git_hooks.uninstall(path))
 
@@ -230,7 +230,8 @@ def hooks_run(
     no_embed: Annotated[bool, typer.Option("--no-embed")] = False,
 ) -> None:
     """What the hooks run (in the background): an incremental index under the lock."""
-    from .. import hooks as git_hooks
+    from ..api import open_index
+    from ..index import hooks as git_hooks
 
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: Windows
         os.setsid()  # not killed with the terminal or git's process group
@@ -239,7 +240,7 @@ def hooks_run(
         sys.stdout.write(git_hooks.log_line(f"{hook or 'run'}: {text}") + "\n")
         sys.stdout.flush()
 
-    git_hooks.run_hook(path, embed=not no_embed, on_log=log)
+    git_hooks.run_hook(path, open_index, embed=not no_embed, on_log=log)
 
 
 def _print_changes(changes: list[HookChange]) -> None:

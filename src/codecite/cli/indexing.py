@@ -26,7 +26,7 @@ from ._shared import (
 
 if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
     from ..api import Index, IndexStatus
-    from ..indexer import IndexReport
+    from ..types import IndexReport
 
 
 # --- index ------------------------------------------------------------------------

@@ -300,7 +300,7 @@ def eval_command(
     if mine:
         if path is not None:
             raise UserError("with --mine give only the repository PATH, not a golden file")
-        from ..mine import run_mine
+        from ..evaluate.mine import run_mine
 
         with open_for_query(golden, index_dir) as idx:
             run = run_mine(idx, n=n, out=mine_out, k=k, expand=expand, rerank=rerank)

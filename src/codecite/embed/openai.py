@@ -17,16 +17,10 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 
+from .._http import RETRY_STATUS, RetryPolicy, is_local_url, json_client, send_with_retries
+from .._http import server_message as _server_message
 from ..config import Endpoint
 from ..errors import ConfigError, EmbeddingError
-from ..http import (
-    RETRY_STATUS,
-    RetryPolicy,
-    is_local_url,
-    json_client,
-    send_with_retries,
-)
-from ..http import server_message as _server_message
 from .base import l2_normalise
 
 __all__ = ["OpenAIEmbedder", "is_local_url"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from ..tokens import split_identifier
+from ..identifiers import split_identifier
 from ..types import Chunk
 
 #: Bump when any chunk's text changes (stored with the index's vectors).

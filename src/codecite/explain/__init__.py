@@ -27,7 +27,7 @@ from ..answer.llm import LLM, LLMChoice
 from .doc_comment import parse_doc, split_summary
 from .facts import build
 from .limits import DEFINITION_KINDS
-from .markdown import code_span
+from .markdown import code_span, render
 from .model import Cited, Exit, Explanation, Link, Param, TestCase, Usage
 from .prose import check, ms_since, write_prose
 from .resolve import group_definitions, resolve
@@ -35,7 +35,7 @@ from .scan import signature_span, text_span, verbatim
 from .signature import parse_signature
 
 if TYPE_CHECKING:
-    from ..api import Index
+    from .source import Source
 
 __all__ = [
     "DEFINITION_KINDS",
@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 
-def explain(index: Index, target: str, *, llm: str | LLM | LLMChoice | None = None) -> Explanation:
+def explain(index: Source, target: str, *, llm: str | LLM | LLMChoice | None = None) -> Explanation:
     """Explain the symbol ``target`` names (see :func:`resolve`) from the index.
 
     Offline (``llm`` None or "extractive") the explanation is assembled from the
@@ -86,5 +86,6 @@ def explain(index: Index, target: str, *, llm: str | LLM | LLMChoice | None = No
         expl.llm_reason = choice.reason
         if choice.llm is not None:
             write_prose(expl, choice.llm, max_tokens=index.config.answer_max_tokens)
+    expl.markdown = render(expl)
     expl.timings_ms["total"] = ms_since(started)
     return expl

@@ -28,13 +28,13 @@ from .scan import (
 from .signature import TYPE_FIRST, SigParam, parse_signature
 
 if TYPE_CHECKING:
-    from ..api import Index
+    from .source import Source
 
 _THROWS = re.compile(r"\bthrows\s+(?P<names>[\w.]+(?:\s*,\s*[\w.]+)*)")
 _CONSTRUCTORS = frozenset({"__init__", "constructor", "new", "init"})
 
 
-def build(index: Index, chunks: Sequence[Chunk], target: str = "") -> Explanation:
+def build(index: Source, chunks: Sequence[Chunk], target: str = "") -> Explanation:
     """The facts about the definition made of ``chunks`` (from :func:`resolve`), each
     cited; nothing checked or written by a model yet (see :func:`explain`)."""
     head = chunks[0]

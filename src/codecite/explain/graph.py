@@ -15,7 +15,7 @@ from .model import Cited, Link, TestCase, Usage, quoted, whole
 from .scan import COMMENT, STRING, balanced_end, indent_of, verbatim, word_pattern
 
 if TYPE_CHECKING:
-    from ..api import Index
+    from .source import Source
 
 _IT = re.compile(r"^\s*(?:it|test|specify|scenario)(?:\.\w+)?\s*\(?\s*([\"'`])(?P<name>.*?)\1")
 _DESCRIBE = re.compile(r"^\s*(?:describe|context|suite)(?:\.\w+)?\s*\(?\s*([\"'`])(?P<name>.*?)\1")
@@ -28,7 +28,7 @@ _ASSERT = re.compile(
 
 
 def _related(
-    index: Index, chunks: Sequence[Chunk], relation: str
+    index: Source, chunks: Sequence[Chunk], relation: str
 ) -> list[tuple[Chunk, tuple[int, ...]]]:
     """Chunks at the other end of ``relation`` from any part of the definition, each
     with the lines of the links, in the order of the first link."""
@@ -45,7 +45,7 @@ def _related(
 
 
 def callees_of(
-    index: Index, chunks: Sequence[Chunk], lines: dict[int, str]
+    index: Source, chunks: Sequence[Chunk], lines: dict[int, str]
 ) -> list[tuple[Link, Chunk]]:
     head = chunks[0]
     out = []
@@ -73,7 +73,7 @@ def _call_site(caller: Chunk, at: tuple[int, ...], name: str) -> Cited | None:
 
 
 def callers_of(
-    index: Index, chunks: Sequence[Chunk], test_ids: set[str]
+    index: Source, chunks: Sequence[Chunk], test_ids: set[str]
 ) -> tuple[list[tuple[Usage, Chunk]], int]:
     """Callers (source before tests), each with its call quoted, and how many there are."""
     head = chunks[0]
@@ -145,7 +145,7 @@ def _asserts(chunk: Chunk, start: int, end: int, after: int, name: str) -> tuple
 
 
 def tests_of(
-    index: Index, chunks: Sequence[Chunk], name: str
+    index: Source, chunks: Sequence[Chunk], name: str
 ) -> tuple[list[tuple[TestCase, Chunk]], int, set[str]]:
     """Tests of the definition (for a class: of its members too) with their asserting
     lines, how many there are, and their chunk ids."""
@@ -189,7 +189,7 @@ def _mentions(chunk: Chunk, name: str) -> list[int]:
     ]
 
 
-def members_of(index: Index, head: Chunk) -> list[Chunk]:
+def members_of(index: Source, head: Chunk) -> list[Chunk]:
     """The methods of a class, in the order of the file."""
     if head.kind != "class":
         return []

@@ -10,7 +10,6 @@ from ..answer.citations import Block, Citation, cite, covered_ranges
 from ..answer.llm import EXTRACTIVE
 from ..types import Chunk
 from .limits import MAX_USAGES, ROLE_SELF
-from .markdown import CitationLink, SymbolLink, render
 from .scan import excerpt
 
 
@@ -167,8 +166,8 @@ class TestCase:
 
 @dataclass
 class Explanation:
-    """What :func:`explain` found about a symbol; :meth:`to_markdown` and
-    :meth:`to_json` present it. Each fact carries its citation; ``blocks`` are the
+    """What :func:`explain` found about a symbol; ``markdown`` and :meth:`to_json`
+    present it. Each fact carries its citation; ``blocks`` are the
     chunks they come from, against which every citation is checked."""
 
     target: str
@@ -199,6 +198,10 @@ class Explanation:
     citations: list[Citation] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    #: The explanation as markdown: the LLM's prose when there is some, else the facts
+    #: (:func:`codecite.explain.explain` renders it with :func:`.markdown.render`; this
+    #: module holds data and imports no renderer).
+    markdown: str = ""
 
     @property
     def citation(self) -> str:
@@ -219,18 +222,6 @@ class Explanation:
 
     def paths(self) -> list[str]:
         return sorted({b.path for b in self.blocks})
-
-    def to_markdown(
-        self,
-        *,
-        level: int = 2,
-        link: CitationLink | None = None,
-        symbol_link: SymbolLink | None = None,
-    ) -> str:
-        """Markdown: the LLM's prose when there is some, else the facts. ``link``
-        turns a citation into link text (docs pages); ``symbol_link(path, qualname)``
-        gives a link to another symbol's documentation, or None."""
-        return render(self, level=level, link=link, symbol_link=symbol_link)
 
     def to_json(self) -> dict[str, Any]:
         s = self.symbol
@@ -265,7 +256,7 @@ class Explanation:
             "llm": self.llm,
             "llm_reason": self.llm_reason,
             "prose": self.prose,
-            "markdown": self.to_markdown(),
+            "markdown": self.markdown,
             "citations": [c.to_json() for c in self.citations],
             "flags": list(self.flags),
             "timings_ms": self.timings_ms,

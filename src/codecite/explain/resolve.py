@@ -14,12 +14,12 @@ from .limits import DEFINITION_KINDS, SYMBOL_LIMIT
 from .scan import body_lines, signature_span
 
 if TYPE_CHECKING:
-    from ..api import Index
+    from .source import Source
 
 _LOCATION = re.compile(r"^(?P<path>[^:\s][^:]*):(?P<line>\d+)$")
 
 
-def resolve(index: Index, target: str) -> tuple[Chunk, ...]:
+def resolve(index: Source, target: str) -> tuple[Chunk, ...]:
     """The definition ``target`` names, as its chunks (one, or the parts of a long
     one): ``path:line`` (the innermost definition there), ``path::qualname``, a
     qualified name (``Deal.close``), a dotted path ending in one
@@ -49,7 +49,7 @@ def resolve(index: Index, target: str) -> tuple[Chunk, ...]:
     return groups[0]
 
 
-def _repo_path(index: Index, path: str) -> str:
+def _repo_path(index: Source, path: str) -> str:
     """A path as the index stores it: repository-relative, POSIX, no ``./``."""
     raw = path.strip()
     if raw.startswith("/"):
@@ -60,7 +60,7 @@ def _repo_path(index: Index, path: str) -> str:
     return "/".join(p for p in raw.split("/") if p not in ("", "."))
 
 
-def _by_name(index: Index, name: str, path: str) -> list[Chunk]:
+def _by_name(index: Source, name: str, path: str) -> list[Chunk]:
     store = index.store
     chunks: list[Chunk] = []
     if "." in name:
@@ -123,7 +123,7 @@ def _ambiguous(target: str, groups: list[tuple[Chunk, ...]]) -> AmbiguousSymbolE
     )
 
 
-def _at_location(index: Index, path: str, line: int) -> tuple[Chunk, ...]:
+def _at_location(index: Source, path: str, line: int) -> tuple[Chunk, ...]:
     chunks = [c for c in index.chunks(path) if c.path == path]
     if not chunks:
         raise UserError(

@@ -45,6 +45,7 @@ except ImportError as exc:
     ) from exc
 
 from .. import __version__
+from .._http import server_message
 from ..api import MAX_K, Index, open_index
 from ..errors import (
     ServerAuthError,
@@ -56,7 +57,6 @@ from ..errors import (
     UserError,
 )
 from ..filters import Filters
-from ..http import server_message
 from ..retrieve.types import Hit
 
 __all__ = [

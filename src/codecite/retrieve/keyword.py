@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ..config import Config
 from ..filters import Filters
+from ..identifiers import tokenize
 from ..store.protocols import ChunkReader, KeywordIndex
-from ..tokens import tokenize
 from .intent import symbol_candidates
 
 #: Words that carry no meaning for code search; dropped from keyword queries.

@@ -26,8 +26,8 @@ from ..chunking.grammars import GRAMMARS, is_code_language
 from ..config import Config
 from ..filters import Filters
 from ..graph.testmap import is_test_path
+from ..identifiers import split_identifier, tokenize
 from ..store.protocols import ReadStore
-from ..tokens import split_identifier, tokenize
 from .intent import QueryInfo
 from .keyword import STOPWORDS, TermStats, symbol_search
 from .question import Frame, Question, error_phrases

@@ -20,8 +20,8 @@ from typing import Protocol
 from ..chunking.grammars import is_code_language
 from ..config import Config
 from ..graph.testmap import is_test_path
+from ..identifiers import split_identifier
 from ..store.protocols import GraphReader
-from ..tokens import split_identifier
 from .intent import QueryInfo, symbol_candidates
 from .types import Hit
 

@@ -1,6 +1,6 @@
 """Copy an embedded SQLite index into the PostgreSQL store (``codecite migrate``):
 files, chunks (with their priorities; keyword texts rebuilt by the same
-:func:`codecite.tokens.keyword_row` the indexer uses), imports, references, edges,
+:func:`codecite.identifiers.keyword_row` the indexer uses), imports, references, edges,
 both vector tiers (the stored floats, never re-embedded) and the metadata. The target
 repository is replaced in one transaction under its writer lock, so a failed copy
 leaves it as it was."""
@@ -79,7 +79,7 @@ def copy_index(
 def _copy_chunks(
     source: SQLiteStore, target: PostgresStore, step: Callable[[str, int], None]
 ) -> int:
-    from ..tokens import keyword_row
+    from ..identifiers import keyword_row
     from .sqlite_base import CHUNK_COLS
 
     cur = source.conn.execute(f"SELECT {CHUNK_COLS}, priority FROM chunks ORDER BY rowid")

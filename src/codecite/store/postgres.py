@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IndexMissingError, UserError
-from ..tokens import keyword_row
+from ..identifiers import keyword_row
 from ..types import Chunk, Definition
 from .postgres_base import CHUNK_COLS, keyword_vector, register_vector, row_to_chunk
 from .postgres_graph import GraphTables

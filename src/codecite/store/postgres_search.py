@@ -1,7 +1,7 @@
 """Keyword search and symbol look-ups in the PostgreSQL store.
 
 Matching is PostgreSQL full-text search: each chunk's ``kw`` tsvector holds the
-identifier-split symbol, path and body texts of :func:`codecite.tokens.keyword_row`
+identifier-split symbol, path and body texts of :func:`codecite.identifiers.keyword_row`
 (weights A, B and D, with positions), GIN-indexed; a query term is a phrase
 (``'apply' <-> 'loyalty' <-> 'discount'``) and terms are OR-ed.
 

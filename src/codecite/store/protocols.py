@@ -87,7 +87,7 @@ class GraphReader(Protocol):
 @runtime_checkable
 class KeywordIndex(Protocol):
     """BM25 (k1 1.2, b 0.75, as SQLite FTS5) over the three identifier-split texts of
-    :func:`codecite.tokens.keyword_row`: symbol, path, body."""
+    :func:`codecite.identifiers.keyword_row`: symbol, path, body."""
 
     def keyword_search(
         self, terms: Sequence[str], filters: Filters | None, limit: int, weights: KeywordWeights
@@ -100,7 +100,7 @@ class KeywordIndex(Protocol):
 
     def document_count(self) -> int: ...
     def document_frequency(self, term: str) -> int:
-        """Chunks whose texts hold ``term``, one token as :func:`codecite.tokens.tokenize`
+        """Chunks whose texts hold ``term``, one token as :func:`codecite.identifiers.tokenize`
         yields it (a term that is not one stored token counts 0)."""
         ...
 

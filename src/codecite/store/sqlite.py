@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import IndexCorruptError, IndexFormatError, IndexOutdatedError, PathError
-from ..tokens import keyword_row
+from ..identifiers import keyword_row
 from ..types import Chunk, Definition, Edge, Import, Reference
 from .locking import file_lock as _file_lock
 from .locking import try_file_lock as _try_file_lock

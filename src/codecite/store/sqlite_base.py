@@ -31,11 +31,11 @@ OWN_FILES = frozenset(
         STATIC_VECTOR_IDS_NAME,
         LOCK_NAME,
         "queries.jsonl",
-        "hooks.log",  # codecite.hooks: the background runs' output, lock, request counter
+        "hooks.log",  # codecite.index.hooks: the background runs' output, lock, request counter
         "hooks.lock",
         "hooks.requests",
         "server-job.json",  # codecite.server.jobs: a re-index job running (resumed on start)
-        "embed.lock",  # codecite.background: the model tier's worker: lock, state, log
+        "embed.lock",  # codecite.index.background: the model tier's worker: lock, state, log
         "embed.json",
         "embed.log",
     }

@@ -229,7 +229,7 @@ class CodeTools:
                 explanation = index.explain(symbol)
             except AmbiguousSymbolError as exc:
                 return results.ambiguous_explain(symbol, name, self._where(principal, name), exc)
-        return ToolOutput(explanation.to_markdown(), {"repo": name, **explanation.to_json()})
+        return ToolOutput(explanation.markdown, {"repo": name, **explanation.to_json()})
 
     # --- repositories -----------------------------------------------------------
     def list_repos(self, principal: Principal) -> ToolOutput:

@@ -33,9 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .answer.citations import cite
-from .errors import PathError, UserError
-from .explain import (
+from ..answer.citations import cite
+from ..errors import PathError, UserError
+from ..graph.testmap import is_test_path
+from ..progress import Progress, ProgressFn
+from ..types import Chunk
+from . import (
     DEFINITION_KINDS,
     Explanation,
     build,
@@ -47,12 +50,10 @@ from .explain import (
     text_span,
     verbatim,
 )
-from .graph.testmap import is_test_path
-from .progress import Progress, ProgressFn
-from .types import Chunk
+from .markdown import render
 
 if TYPE_CHECKING:
-    from .api import Index
+    from .source import Source
 
 __all__ = ["GENERATED", "INDEX_PAGE", "DocsReport", "is_public", "write_docs"]
 
@@ -136,7 +137,7 @@ def _exported(chunk: Chunk) -> bool:
     return re.match(r"\s*export\b", _declaration(chunk)) is not None
 
 
-def _repo_relative(index: Index, path: str | Path) -> str:
+def _repo_relative(index: Source, path: str | Path) -> str:
     """``path`` (absolute, or relative to the repository root) as the index stores paths."""
     given = Path(path).expanduser()
     if given.is_absolute():
@@ -148,7 +149,7 @@ def _repo_relative(index: Index, path: str | Path) -> str:
     return "/".join(p for p in PurePosixPath(given.as_posix()).parts if p not in (".", ""))
 
 
-def _modules(index: Index, rel: str, private: bool) -> dict[str, list[tuple[Chunk, ...]]]:
+def _modules(index: Source, rel: str, private: bool) -> dict[str, list[tuple[Chunk, ...]]]:
     """The modules under ``rel`` and their documented definitions, in line order:
     without ``private``, public definitions of modules that are not private themselves
     (``_compat.py``) nor tests (unless ``rel`` is a test folder)."""
@@ -203,7 +204,7 @@ class _Site:
     """Where every page and symbol section is, and links between them and to the code."""
 
     def __init__(
-        self, index: Index, out: Path, modules: dict[str, list[tuple[Chunk, ...]]]
+        self, index: Source, out: Path, modules: dict[str, list[tuple[Chunk, ...]]]
     ) -> None:
         self.root, self.out = index.root, out
         #: (page, anchor) of each documented definition, by its head chunk's id.
@@ -239,7 +240,7 @@ class _Site:
 
 
 def write_docs(
-    index: Index,
+    index: Source,
     path: str | Path,
     out_dir: str | Path,
     *,
@@ -322,16 +323,16 @@ def _generated(page: Path) -> bool:
         return False
 
 
-def _module_chunk(index: Index, module: str) -> Chunk | None:
+def _module_chunk(index: Source, module: str) -> Chunk | None:
     return next((c for c in index.chunks(module) if c.path == module and c.kind == "module"), None)
 
 
-def _module_summary(index: Index, module: str) -> str:
+def _module_summary(index: Source, module: str) -> str:
     chunk = _module_chunk(index, module)
     return split_summary(chunk.docstring)[0] if chunk else ""
 
 
-def _module_doc(index: Index, site: _Site, module: str, page: str) -> list[str]:
+def _module_doc(index: Source, site: _Site, module: str, page: str) -> list[str]:
     """The module's doc comment, paragraph by paragraph, cited to the module header."""
     chunk = _module_chunk(index, module)
     if chunk is None or not chunk.docstring.strip():
@@ -348,7 +349,7 @@ def _module_doc(index: Index, site: _Site, module: str, page: str) -> list[str]:
 
 
 def _module_page(
-    index: Index, site: _Site, module: str, page: str, explanations: list[Explanation]
+    index: Source, site: _Site, module: str, page: str, explanations: list[Explanation]
 ) -> str:
     home = site.page(page, INDEX_PAGE)
     source = site.relative(site.root / module, page)
@@ -366,7 +367,8 @@ def _module_page(
         _, anchor = site.anchors[e.symbol.id]
         out += [f'<a id="{anchor}"></a>', ""]
         out.append(
-            e.to_markdown(
+            render(
+                e,
                 level=2,
                 link=lambda p, s, t: site.source(page, p, s, t),
                 symbol_link=lambda p, q: site.symbol(page, p, q),
@@ -380,7 +382,7 @@ def _oneline(text: str) -> str:
 
 
 def _index_page(
-    index: Index,
+    index: Source,
     site: _Site,
     rel: str,
     private: bool,

@@ -4,8 +4,8 @@ still embedding already answers the common questions well."""
 
 from __future__ import annotations
 
-from .graph.testmap import is_test_path
-from .types import Chunk
+from ..graph.testmap import is_test_path
+from ..types import Chunk
 
 #: Embedding order: what a reader most likely asks about is embedded first.
 KIND_PRIORITY = {

@@ -4,7 +4,7 @@ interrupted run resumes where it stopped and a search fuses whatever exists.
 
 It runs in two ways. In the index run itself (``codecite index --wait``, the library's
 ``Index.update()``), whose caller holds the single-writer lock throughout. Or in a
-background worker (:mod:`codecite.background`, issue 23) beside other writers: the
+background worker (:mod:`codecite.index.background`, issue 23) beside other writers: the
 vectors are computed without the lock, and each batch is written under it, keeping
 only the chunks that still exist and only while the index still records this
 embedder, so a re-index, a query-time refresh or ``index --full`` running meanwhile
@@ -19,14 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import Config
+from ..embed.base import Embedder
+from ..embed.batch import EmbedCounts, embed_with_cache
+from ..embed.cache import EmbeddingCache, default_cache_dir
+from ..embed.pgcache import shared_cache
+from ..embed.text import EMBED_TEXT_VERSION, embed_text
 from ..errors import ModelMismatchError
 from ..progress import Progress, ProgressFn
 from ..store.protocols import IndexWriter
-from .base import Embedder
-from .batch import EmbedCounts, embed_with_cache
-from .cache import EmbeddingCache, default_cache_dir
-from .pgcache import shared_cache
-from .text import EMBED_TEXT_VERSION, embed_text
 
 
 class StopRequested(Exception):

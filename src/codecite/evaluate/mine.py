@@ -47,14 +47,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .api import Index
-from .chunking import chunk_file
-from .chunking.grammars import detect_language, is_code_language
-from .errors import UserError
-from .evaluate import EvalReport, GoldenQuery, Relevant, Retrieved, evaluate
-from .progress import Progress, ProgressFn
-from .types import Chunk
-from .walk import decode_text
+from ..api import Index
+from ..chunking import chunk_file
+from ..chunking.grammars import detect_language, is_code_language
+from ..errors import UserError
+from ..progress import Progress, ProgressFn
+from ..types import Chunk
+from ..walk import decode_text
+from . import EvalReport, GoldenQuery, Relevant, Retrieved, evaluate
 
 __all__ = [
     "MineRun",

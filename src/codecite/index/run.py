@@ -17,20 +17,19 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from contextlib import closing
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import Config
-from .embed import EMBED_TEXT_VERSION, Embedder, get_embedder
-from .embed.model_stage import ModelCounts, fill_model_tier, model_meta, prepare_model_tier
-from .embed.static_stage import refresh_static_tier, update_static_tier
-from .errors import Interrupted, ModelMismatchError
-from .graph.resolve import Resolver, dedupe
-from .parsing import FileResult, run_workers
-from .progress import Progress, ProgressFn, Timer
-from .store.protocols import IndexWriter
-from .types import Skipped, SourceFile
-from .walk import WalkResult, folder_prefix, walk, walk_paths
+from ..config import Config
+from ..embed import EMBED_TEXT_VERSION, Embedder, get_embedder
+from ..errors import Interrupted, ModelMismatchError
+from ..graph.resolve import Resolver, dedupe
+from ..progress import Progress, ProgressFn, Timer
+from ..store.protocols import IndexWriter
+from ..types import IndexReport, Skipped, SourceFile
+from ..walk import WalkResult, folder_prefix, walk, walk_paths
+from .model_stage import ModelCounts, fill_model_tier, model_meta, prepare_model_tier
+from .parse import FileResult, run_workers
+from .static_stage import refresh_static_tier, update_static_tier
 
 log = logging.getLogger(__name__)
 
@@ -41,54 +40,6 @@ ESTIMATED_CHUNKS_PER_SECOND = 60.0
 #: Files written per transaction in the parse stage.
 FILES_PER_COMMIT = 200
 GRAPH_KINDS = ("calls", "inherits", "tests", "imports")
-
-
-@dataclass
-class IndexReport:
-    """What an index run did (the CLI's summary table and ``index --json``)."""
-
-    root: str
-    index_dir: str
-    dry_run: bool = False
-    files_seen: int = 0
-    added: list[str] = field(default_factory=list)
-    modified: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    skipped: list[Skipped] = field(default_factory=list)
-    chunks_written: int = 0
-    files_by_language: dict[str, int] = field(default_factory=dict)
-    chunks_by_kind: dict[str, int] = field(default_factory=dict)
-    secrets_redacted: dict[str, int] = field(default_factory=dict)
-    fallback_files: list[str] = field(default_factory=list)
-    edges_by_kind: dict[str, int] = field(default_factory=dict)
-    embedder: str = ""
-    embedded: int = 0
-    #: ``embedded`` = ``embed_computed`` (by the model) + ``embed_from_cache`` (from the
-    #: machine-wide embedding cache: another clone, branch or earlier version of the code).
-    embed_computed: int = 0
-    embed_from_cache: int = 0
-    #: Chunks given the vector of a chunk with the same content already in this index
-    #: (a moved file, an unchanged function of an edited file); not in ``embedded``.
-    embed_reused: int = 0
-    embed_pending: int = 0
-    estimated_embed_seconds: float = 0.0
-    #: The static tier (issue 15): its model, vectors computed, vectors reused by content.
-    static_model: str = ""
-    static_computed: int = 0
-    static_reused: int = 0
-    #: The pid of the background worker computing the model's vectors (0: none;
-    #: ``codecite index`` without ``--wait``, issue 23).
-    embed_worker: int = 0
-    interrupted: bool = False
-    seconds: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def changed(self) -> int:
-        return len(self.added) + len(self.modified) + len(self.deleted)
-
-    def skipped_by_reason(self) -> dict[str, int]:
-        return dict(Counter(s.reason for s in self.skipped).most_common())
 
 
 class Indexer:
@@ -117,7 +68,7 @@ class Indexer:
         background: bool = False,
     ) -> IndexReport:
         """One run. ``background``: the model tier is left to a background worker
-        (:mod:`codecite.background`): its model is recorded and vectors are reused by
+        (:mod:`codecite.index.background`): its model is recorded and vectors are reused by
         content, but nothing is embedded here."""
         report = IndexReport(str(self.root), str(self.store.dir), dry_run=dry_run)
         embedder = get_embedder(self.config.embedder, self.config) if embed else None

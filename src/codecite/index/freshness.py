@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from .config import Config
-from .errors import PathError, UserError
-from .store.protocols import Store
-from .walk import file_digest
+from ..config import Config
+from ..errors import PathError, UserError
+from ..store.protocols import Store
+from ..walk import file_digest
 
 T = TypeVar("T")
 
@@ -188,7 +188,7 @@ class Tracker:
 
     def _refresh_paths(self, paths: list[str]) -> str:
         """Re-index ``paths`` under the writer lock; "" when done, else why not."""
-        from .indexer import Indexer  # the parse stage loads at the first change seen
+        from .run import Indexer  # the parse stage loads at the first change seen
 
         try:
             store = self.store.reopen_writable() if self.store.readonly else self.store

@@ -34,16 +34,18 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .api import open_index
-from .errors import PathError, UserError
-from .indexer import IndexReport
-from .store.sqlite_base import DB_NAME
-from .types import INDEX_DIRNAME
+from ..errors import PathError, UserError
+from ..store.sqlite_base import DB_NAME
+from ..types import INDEX_DIRNAME, IndexReport
+
+if TYPE_CHECKING:
+    from .protocols import Updatable
 
 try:
     import fcntl
@@ -290,6 +292,7 @@ def _requests(path: Path, add: int = 0) -> int:
 
 def run_hook(
     root: str | Path,
+    open_index: Callable[[Path], Updatable],
     *,
     embed: bool = True,
     on_log: Callable[[str], None] | None = None,
@@ -298,6 +301,7 @@ def run_hook(
     nothing when another hook run is already on it (that one indexes again after its
     current run, so this change is not lost). ``GIT_*`` variables that git sets for
     hooks (a temporary ``GIT_INDEX_FILE``, ...) are removed from this process first.
+    ``open_index`` opens the repository's index for writing (:func:`codecite.open_index`).
     Returns the reports of the index runs it made."""
     say = on_log or (lambda _line: None)
     for name in [n for n in os.environ if n.startswith("GIT_")]:
@@ -317,7 +321,7 @@ def run_hook(
             while True:
                 seen = _requests(folder / REQUESTS_NAME)
                 say("indexing")
-                with open_index(root) as index:
+                with closing(open_index(Path(root))) as index:
                     reports.append(index.update(embed=embed, on_wait=_waiting(say)))
                 say(_describe(reports[-1]))
                 if _requests(folder / REQUESTS_NAME) == seen:

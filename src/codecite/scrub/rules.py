@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .config import Config
+from ..config import Config
 
 KINDS = (
     "private-key", "aws-access-key", "aws-secret-key", "github-token", "gitlab-token",

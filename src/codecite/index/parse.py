@@ -15,16 +15,16 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import partial
 
-from .chunking import chunk_file, parse
-from .chunking.grammars import is_code_language
-from .config import Config
-from .errors import WorkerStartError
-from .graph import extract_facts
+from ..chunking import chunk_file, parse
+from ..chunking.grammars import is_code_language
+from ..config import Config
+from ..errors import WorkerStartError
+from ..graph import extract_facts
+from ..identifiers import keyword_row
+from ..scrub import scrub
+from ..types import Chunk, FileFacts, Skipped, SourceFile
+from ..walk import MINIFIED_MAX_LINE, read_source
 from .priority import chunk_priority
-from .scrub import scrub
-from .tokens import keyword_row
-from .types import Chunk, FileFacts, Skipped, SourceFile
-from .walk import MINIFIED_MAX_LINE, read_source
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ def _context() -> multiprocessing.context.BaseContext:
     if os.name != "posix":
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["codecite.parsing"])
+    ctx.set_forkserver_preload(["codecite.index.parse"])
     return ctx
 
 

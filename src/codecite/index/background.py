@@ -2,7 +2,7 @@
 keyword index, the graph and the static vectors are committed, and one detached
 worker process per index computes the model's vectors::
 
-    index run (writer lock) ─► start_worker ─► python -m codecite.background ROOT DIR CONFIG
+    index run (writer lock) ─► start_worker ─► python -m codecite.index.background ROOT DIR CONFIG
                                                  │ holds embed.lock for its life
                                                  ▼
             fill_model_tier(shared=True): compute without the writer lock, write each
@@ -32,12 +32,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import UserError
-from .store.locking import holder
+from ..errors import UserError
+from ..store.locking import holder
 
 try:
     import fcntl
@@ -45,9 +46,9 @@ except ImportError:  # pragma: no cover - Windows: no background worker
     fcntl = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
-    from .api import Index
-    from .config import Config
-    from .progress import Progress
+    from ..config import Config
+    from ..progress import Progress
+    from ..store.protocols import Store
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +239,7 @@ def start_worker(root: Path, folder: Path, config: Config) -> int:
     argv = [
         sys.executable,
         "-m",
-        "codecite.background",
+        "codecite.index.background",
         str(root),
         str(folder),
         json.dumps(dataclasses.asdict(config)),
@@ -294,7 +295,8 @@ def _is_worker(pid: int) -> bool:
     except OSError:
         return False
     return (
-        stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X") and b"codecite.background" in command
+        stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
+        and b"codecite.index.background" in command
     )
 
 
@@ -342,10 +344,17 @@ def run_worker(root: Path, folder: Path, settings: dict[str, Any]) -> int:
         state = EmbeddingState("running", os.getpid(), started_at=time.time())
         state.log = str(folder / LOG_NAME)
         try:
-            from .api import open_index
+            from ..config import load_config
+            from ..store import open_store
 
-            with open_index(root, index_dir=folder, overrides=settings) as index:
-                _embed_all(index, state, stop.is_set)
+            # the store the run wrote: its folder, or the shared database of its settings
+            config = load_config(root, overrides=settings)
+            with closing(
+                open_store(
+                    config.store or folder, repo=config.repo_name or root.name, index_dir=folder
+                )
+            ) as store:
+                _embed_all(store, config, folder, state, stop.is_set)
         except Exception as exc:
             log.exception("background embedding failed")
             state.state, state.error = "failed", str(exc) or type(exc).__name__
@@ -354,16 +363,16 @@ def run_worker(root: Path, folder: Path, settings: dict[str, Any]) -> int:
         return 0
 
 
-def _embed_all(index: Index, state: EmbeddingState, should_stop: Callable[[], bool]) -> None:
-    from .embed import get_embedder
-    from .embed.model_stage import (
-        ModelCounts,
-        StopRequested,
-        fill_model_tier,
-        prepare_model_tier,
-    )
+def _embed_all(
+    store: Store,
+    config: Config,
+    folder: Path,
+    state: EmbeddingState,
+    should_stop: Callable[[], bool],
+) -> None:
+    from ..embed import get_embedder
+    from .model_stage import ModelCounts, StopRequested, fill_model_tier, prepare_model_tier
 
-    store, config, folder = index.store, index.config, index.dir
     embedder = get_embedder(config.embedder, config)
     with store.writer_lock():
         prepare_model_tier(store, embedder, config)
@@ -406,7 +415,7 @@ def _embed_all(index: Index, state: EmbeddingState, should_stop: Callable[[], bo
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m codecite.background ROOT INDEX_DIR CONFIG_JSON`` (what
+    """``python -m codecite.index.background ROOT INDEX_DIR CONFIG_JSON`` (what
     :func:`start_worker` runs)."""
     root, folder, settings = argv if argv is not None else sys.argv[1:]
     logging.basicConfig(

@@ -37,7 +37,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeGuard, TypeVar
 
-from .errors import UserError
+from ..errors import UserError
 
 __all__ = [
     "EvalReport",

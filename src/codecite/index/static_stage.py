@@ -16,11 +16,11 @@ import logging
 from dataclasses import dataclass
 
 from ..config import Config
+from ..embed.static import StaticEmbedder, static_embedder
+from ..embed.text import EMBED_TEXT_VERSION, embed_text
 from ..errors import EmbeddingError
 from ..progress import Progress, ProgressFn
 from ..store.protocols import IndexWriter
-from .static import StaticEmbedder, static_embedder
-from .text import EMBED_TEXT_VERSION, embed_text
 
 log = logging.getLogger(__name__)
 

@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .api import Index
-from .config import load_config
-from .errors import ConfigError, EmbeddingError, Interrupted, UserError
-from .indexer import IndexReport
-from .progress import Progress
-from .walk import ALWAYS_SKIPPED_DIRS, _Rules, folder_prefix
+from ..config import load_config
+from ..errors import ConfigError, EmbeddingError, Interrupted, UserError
+from ..progress import Progress
+from ..types import IndexReport
+from ..walk import ALWAYS_SKIPPED_DIRS, _Rules, folder_prefix
+from .protocols import Updatable
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class PathFilter:
     ``.git``/``.codecite``/the index folder, excluded or vendored folders, lockfiles,
     binaries; files git ignores are dropped per batch of events (:meth:`drop_ignored`)."""
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: Updatable) -> None:
         self.root, self.index_dir = index.root, index.dir
         self._root_prefix = folder_prefix(index.root)
         self._index_prefix = folder_prefix(index.dir)
@@ -211,7 +211,7 @@ class Watcher:
 
     def __init__(
         self,
-        index: Index,
+        index: Updatable,
         options: WatchOptions | None = None,
         *,
         on_update: Callable[[UpdateLog], None] | None = None,
@@ -353,7 +353,7 @@ def _start_error(exc: BaseException | None) -> UserError:
 
 
 def watch(
-    index: Index,
+    index: Updatable,
     stop: threading.Event,
     options: WatchOptions | None = None,
     *,

@@ -8,7 +8,7 @@ name, scheme, user and host stay readable. :func:`scrub_text` does the same for 
 text with no file format (a question before it is written to the query log).
 
 Kinds (stable names): see :data:`KINDS`. Token rules, their judges and private key
-blocks live in :mod:`codecite.scrub_rules`; this module runs them and handles
+blocks live in :mod:`codecite.scrub.rules`; this module runs them and handles
 assignments (``key = value``, Dockerfile ``ENV``/``ARG``).
 
 Recall comes first: an exemption below is taken only where a real secret cannot
@@ -52,7 +52,7 @@ False-positive policy:
 * High-entropy literals: quoted, only base64/hex/url-safe characters, at least
   ``entropy_min_length`` long, entropy ``>= entropy_threshold``, letters and
   digits, not an alphabet run, not mostly words (model ids, paths, CamelCase
-  names; see :data:`~codecite.scrub_rules.MAX_WORDINESS`). Hex strings (git SHAs,
+  names; see :data:`~codecite.scrub.rules.MAX_WORDINESS`). Hex strings (git SHAs,
   digests) and UUIDs top out at 4.0-4.1 bits/char, below the default 4.2, so they
   are kept unless assigned to a secret-named key: a 40-hex sha in code is not
   treated as a secret.
@@ -72,8 +72,9 @@ import re
 from collections import Counter
 from pathlib import PurePosixPath
 
-from .config import Config
-from .scrub_rules import (
+from ..config import Config
+from ..types import ScrubResult
+from .rules import (
     KINDS,
     RULES,
     Ctx,
@@ -87,7 +88,6 @@ from .scrub_rules import (
     shannon_entropy,
     token,
 )
-from .types import ScrubResult
 
 __all__ = [
     "KINDS", "is_config_path", "is_dockerfile", "scrub", "scrub_text", "shannon_entropy", "token",
@@ -386,7 +386,7 @@ def scrub_text(text: str, config: Config | None = None) -> str:
     ``password=...`` / ``token: ...`` value when it is one word that looks like a key
     (8+ chars, letters and digits): "login fails with password=S3cr3t-Pr0d" is
     redacted, "what does token=None mean" is not. Values pasted without a key name are
-    redacted when they look generated (:func:`~codecite.scrub_rules.is_random_run`:
+    redacted when they look generated (:func:`~codecite.scrub.rules.is_random_run`:
     mixed letters and digits that are no identifier, long hex, base64), so "why does
     this fail: hunter2-PSnGd1Ck" keeps its words and loses the password; a private key's
     body lines go even without their END line. ``config`` (default: the defaults)
