@@ -36,7 +36,7 @@ from .store.sqlite import SQLiteStore
 from .store.sqlite_base import DB_NAME, OWN_FILES
 from .store.urls import is_postgres_url
 from .types import INDEX_DIRNAME, MAX_K, Chunk, SourceFile
-from .walk import file_digest, folder_prefix, git_changed_paths, walk
+from .walk import file_changed, folder_prefix, git_changed_paths, walk
 
 if TYPE_CHECKING:
     from .answer.answerer import Answer, Answerer, Draft
@@ -504,9 +504,7 @@ class Index:
             old = known.get(path)
             if old is None:
                 status.added.append(path)
-            elif (old["size"], old["mtime_ns"]) != (source.size, source.mtime_ns) and (
-                file_digest(source.abspath) != old["hash"]
-            ):
+            elif file_changed(source.abspath, source.size, source.mtime_ns, old):
                 status.modified.append(path)
 
     # --- the code graph ------------------------------------------------------------

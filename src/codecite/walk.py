@@ -39,7 +39,7 @@ import re
 import stat
 import subprocess
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,6 +113,29 @@ def file_digest(abspath: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def same_stat(size: int, mtime_ns: int, indexed_size: object, indexed_mtime_ns: object) -> bool:
+    """Whether a file's size and modification time are the ones recorded when it was
+    indexed: then it is taken as unchanged without reading it."""
+    return size == indexed_size and mtime_ns == indexed_mtime_ns
+
+
+def file_changed(
+    abspath: str | Path,
+    size: int,
+    mtime_ns: int,
+    indexed: Mapping[str, object],
+) -> bool:
+    """Whether the file differs from its indexed version (``indexed``: the store's
+    ``size``, ``mtime_ns`` and ``hash`` of it). The same size and modification time
+    mean unchanged, without a read; otherwise the hash of its bytes decides, so a touch
+    or a checkout of the same content is no change. The index run asks only the first
+    half (:func:`same_stat`): its parse stage reads the file anyway and compares the
+    hash then. ``OSError`` (the file vanished or is unreadable) propagates."""
+    if same_stat(size, mtime_ns, indexed["size"], indexed["mtime_ns"]):
+        return False
+    return file_digest(abspath) != indexed["hash"]
 
 
 def decode_text(data: bytes) -> str | None:

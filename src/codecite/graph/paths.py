@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Set
 from functools import lru_cache
 
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
-_JS_FAMILY = ("javascript", "typescript", "tsx")
 
 
 class PathIndex:

@@ -19,7 +19,7 @@ from typing import TypeVar
 from ..config import Config
 from ..errors import PathError, UserError
 from ..store.protocols import Store
-from ..walk import file_digest
+from ..walk import file_changed
 
 T = TypeVar("T")
 
@@ -64,10 +64,9 @@ def _stat_changes(root: Path, rows: list[tuple[str, int, int, str]]) -> tuple[li
             continue
         except OSError:
             continue  # unreadable now: the next `codecite index` will say so
-        if st.st_size == size and st.st_mtime_ns == mtime_ns:
-            continue
+        indexed = {"size": size, "mtime_ns": mtime_ns, "hash": digest}
         try:
-            if file_digest(full) != digest:
+            if file_changed(full, st.st_size, st.st_mtime_ns, indexed):
                 changed.append(path)
         except OSError:
             deleted.append(path)

@@ -25,8 +25,8 @@ from ..errors import Interrupted, ModelMismatchError
 from ..graph.resolve import Resolver, dedupe
 from ..progress import Progress, ProgressFn, Timer
 from ..store.protocols import IndexWriter
-from ..types import IndexReport, Skipped, SourceFile
-from ..walk import WalkResult, folder_prefix, walk, walk_paths
+from ..types import EDGE_KINDS, IndexReport, Skipped, SourceFile
+from ..walk import WalkResult, folder_prefix, same_stat, walk, walk_paths
 from .model_stage import ModelCounts, fill_model_tier, model_meta, prepare_model_tier
 from .parse import FileResult, run_workers
 from .static_stage import refresh_static_tier, update_static_tier
@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 ESTIMATED_CHUNKS_PER_SECOND = 60.0
 #: Files written per transaction in the parse stage.
 FILES_PER_COMMIT = 200
-GRAPH_KINDS = ("calls", "inherits", "tests", "imports")
 
 
 class Indexer:
@@ -164,7 +163,7 @@ class Indexer:
         todo: list[tuple[SourceFile, str]] = []
         for source in files:
             old = known.get(source.path)
-            if old and old["size"] == source.size and old["mtime_ns"] == source.mtime_ns:
+            if old and same_stat(source.size, source.mtime_ns, old["size"], old["mtime_ns"]):
                 report.unchanged += 1
             else:
                 todo.append((source, str(old["hash"]) if old else ""))
@@ -186,7 +185,8 @@ class Indexer:
         report: IndexReport,
         dry_run: bool,
     ) -> None:
-        batch: list[FileResult] = []
+        #: Parsed files to write, and indexed files now skipped (their rows go).
+        batch: list[FileResult | Skipped] = []
         self.progress(Progress("parse", 0, len(todo)))
         # closing(): a failed write stops the workers now, not when the generator is
         # collected (an exception's traceback keeps it, and its pool, alive).
@@ -196,7 +196,7 @@ class Indexer:
                     report.skipped.append(result)
                     if result.path in known:
                         report.deleted.append(result.path)
-                        batch.append(FileResult(SourceFile(result.path, "", "", 0), "", chunks=[]))
+                        batch.append(result)
                 elif result.unchanged:
                     report.unchanged += 1
                     batch.append(result)
@@ -218,8 +218,10 @@ class Indexer:
                 )
         self._write(batch, report, dry_run)
 
-    def _write(self, batch: list[FileResult], report: IndexReport, dry_run: bool) -> None:
+    def _write(self, batch: list[FileResult | Skipped], report: IndexReport, dry_run: bool) -> None:
         for result in batch:
+            if isinstance(result, Skipped):
+                continue
             if result.fallback:
                 report.fallback_files.append(result.source.path)
             for kind, n in result.secrets.items():
@@ -245,11 +247,11 @@ class Indexer:
         self._dependents |= self.store.paths_pointing_to(gone)
         self.store.delete_file(path, keep=set(old) & set(new))
 
-    def _write_one(self, result: FileResult) -> None:
-        src = result.source
-        if not src.abspath:  # a previously indexed file that is now skipped
-            self._forget(src.path, {})
+    def _write_one(self, result: FileResult | Skipped) -> None:
+        if isinstance(result, Skipped):  # a previously indexed file that is now skipped
+            self._forget(result.path, {})
             return
+        src = result.source
         if result.unchanged:
             self.store.touch_file(src.path, src.size, src.mtime_ns, src.git_blob)
             return
@@ -295,7 +297,7 @@ class Indexer:
             ]
         )
         with self.store.transaction():
-            self.store.replace_edges(srcs, edges, GRAPH_KINDS)
+            self.store.replace_edges(srcs, edges, EDGE_KINDS)
             self.store.prune_edges()
         self.timer.add("graph", started)
         self.progress(Progress("graph", 1, 1))

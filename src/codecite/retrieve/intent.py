@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-INTENTS = ("locate", "explain", "impact", "tests")
-
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "tests",

@@ -14,7 +14,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Collection
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -216,15 +216,46 @@ class Searcher:
     def _candidates(
         self, query: str, filters: Filters | None, keyword: bool, tiers: set[Tier], clock: _Clock
     ) -> tuple[list[Hit], QueryInfo, Question]:
-        """The fused keyword and vector candidates. A long question (a bug report) is
-        read into its parts, each searched for what it is good at (:mod:`.parts`)."""
+        """The fused keyword and vector candidates. One of two pipelines, chosen once,
+        makes the keyword lists: a short question's (:meth:`_question_lists`), or a long
+        question's (a bug report, :meth:`_report_lists`), read into its parts, each
+        searched for what it is good at (:mod:`.parts`). The vector lists follow."""
         question = read_question(query)
-        deadline = Deadline(self.config.long_query_seconds)  # a long question's time box
-        info = analyse(query, _title(question) if question.long else None)
-        if question.long:  # a bug report asks where the code is, whatever its title
-            info = replace(info, intent="locate", long=True)  # says ("breaks", "why")
-            filters = code_only(info, filters)
-        if question.long and keyword:
+        lists_of = self._report_lists if question.long else self._question_lists
+        plan = lists_of(query, question, filters, keyword)
+        clock.lap("keyword")
+        similar: dict[str, float] = {}
+        model = "model" in tiers and self.vectors is not None
+        if model:
+            similar = self._vector(plan.text, plan.filters)
+            plan.lists["vector"] = list(similar)
+        weights = plan.weights
+        weights["static"] = self._static_weight(weights.get("vector", 1.0), model)
+        if "static" in tiers and weights["static"] > 0:
+            plan.lists["static"] = self._static(plan.text, plan.filters)
+        clock.lap("vector")
+        return self._fuse(plan.lists, weights, similar), plan.info, question
+
+    def _question_lists(
+        self, query: str, question: Question, filters: Filters | None, keyword: bool
+    ) -> _Plan:
+        """A short question: its identifiers looked up exactly, its words by BM25; the
+        weights follow how much of it is identifiers."""
+        info = analyse(query)
+        lists = {"keyword": self._keyword(info, filters)} if keyword else {}
+        return _Plan(info, filters, lists, query, self._weights(info))
+
+    def _report_lists(
+        self, query: str, question: Question, filters: Filters | None, keyword: bool
+    ) -> _Plan:
+        """A long question (a bug report, a pasted log): it asks where the code is,
+        whatever its title says ("breaks", "why"); code only; each part searched for
+        what it is good at, within the time box of a long question."""
+        deadline = Deadline(self.config.long_query_seconds)
+        info = replace(analyse(query, _title(question)), intent="locate", long=True)
+        filters = code_only(info, filters)
+        lists: dict[str, list[str]] = {}
+        if keyword:
             # The class of a reported error is rarely where the fix goes (its raise
             # is); of the rest, only specific names earn exact look-ups and the bonus.
             raised = set(question.error_types)
@@ -238,26 +269,11 @@ class Searcher:
                 self.config.long_query_max_terms,
             )
             info = replace(info, identifiers=specific)
-        lists: dict[str, list[str]] = {}
-        if keyword and question.long:
             lists = part_lists(
                 self.store, question, info, self.config, filters, self.term_stats, deadline
             )
-        elif keyword:
-            lists["keyword"] = self._keyword(info, filters)
-        clock.lap("keyword")
-        similar: dict[str, float] = {}
-        text = question.prose if question.long and question.prose.strip() else query
-        model = "model" in tiers and self.vectors is not None
-        if model:
-            similar = self._vector(text, filters)
-            lists["vector"] = list(similar)
-        weights = part_weights(self.config) if question.long else self._weights(info)
-        weights["static"] = self._static_weight(weights.get("vector", 1.0), model)
-        if "static" in tiers and weights["static"] > 0:
-            lists["static"] = self._static(text, filters)
-        clock.lap("vector")
-        return self._fuse(lists, weights, similar), info, question
+        text = question.prose if question.prose.strip() else query
+        return _Plan(info, filters, lists, text, part_weights(self.config))
 
     def _keyword(self, info: QueryInfo, filters: Filters | None) -> list[str]:
         n = self.config.candidates
@@ -349,6 +365,19 @@ def append_query_log(folder: Path, record: dict[str, object]) -> None:
 def _title(question: Question) -> str:
     """A long question's first line (an issue's title): what it asks for."""
     return next((line for line in question.text.splitlines() if line.strip()), "")
+
+
+@dataclass
+class _Plan:
+    """What a pipeline hands to the vector search and the fusion."""
+
+    info: QueryInfo
+    #: The filters of the vector searches (a bug report's: code only).
+    filters: Filters | None
+    lists: dict[str, list[str]]
+    #: The text the vector searches embed.
+    text: str
+    weights: dict[str, float]
 
 
 class _Clock:
