@@ -218,7 +218,7 @@ def test_generated_answer_citations_are_checked(answerer: Answerer) -> None:
 
     question = "How is the loyalty discount computed?"
     context = answerer.searcher.search(
-        question, k=12, budget=answerer.config.answer_context_tokens
+        question, k=12, budget=answerer.config.answer.answer_context_tokens
     ).hits
     good = context[0].chunk
     text = (
@@ -257,7 +257,7 @@ def test_generated_answer_citation_reaching_beyond_the_context_is_partial(
 
     question = "How is the loyalty discount computed?"
     context = answerer.searcher.search(
-        question, k=12, budget=answerer.config.answer_context_tokens
+        question, k=12, budget=answerer.config.answer.answer_context_tokens
     ).hits
     good = context[0].chunk
     reach = f"{good.path}:{good.start_line}-{good.end_line + 400}"

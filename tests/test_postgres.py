@@ -486,7 +486,7 @@ def test_kill_9_mid_index_then_queries_and_the_next_run_completes(
     out, err = tmp_path / "out.json", tmp_path / "err.txt"
     searched_during = 0
     with codecite.open_index(big, create=False, overrides={"store": pg_url}) as idx:
-        idx.config.refresh = False
+        idx.config.freshness.refresh = False
         assert idx.search("handle step 3 of flow 7", k=5).hits  # model and vectors loaded
         with out.open("wb") as stdout, err.open("wb") as stderr:
             second = subprocess.Popen(

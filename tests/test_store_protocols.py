@@ -103,7 +103,8 @@ def stores(
 
 
 def _weights(config: Config) -> KeywordWeights:
-    return (config.bm25_symbol_weight, config.bm25_path_weight, config.bm25_body_weight)
+    s = config.search
+    return (s.bm25_symbol_weight, s.bm25_path_weight, s.bm25_body_weight)
 
 
 def _chunk(

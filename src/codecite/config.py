@@ -68,7 +68,9 @@ class Endpoint:
 
 
 @dataclass
-class Config:
+class IndexConfig:
+    """What is indexed and how it is cut: the walk, chunking, secret scrubbing, parsing."""
+
     # --- walk -----------------------------------------------------------------
     #: Extra gitignore-style patterns to exclude (on top of .gitignore and .codeciteignore).
     exclude: list[str] = field(default_factory=list)
@@ -76,14 +78,6 @@ class Config:
     max_file_bytes: int = 1_048_576
     #: Follow the default excludes (lock files, vendored, minified, generated).
     default_excludes: bool = True
-    #: Repository name stored in every chunk; "" means the folder name. With a shared
-    #: store (PostgreSQL) it is also the repository's name in the database.
-    repo_name: str = ""
-    # --- storage --------------------------------------------------------------
-    #: Where the index lives: "" = embedded SQLite in the index folder; a
-    #: ``postgresql://USER@HOST/DB`` URL = the shared PostgreSQL + pgvector store (many
-    #: repositories in one database, named by ``repo_name``). Env: CODECITE_STORE.
-    store: str = ""
     # --- chunking -------------------------------------------------------------
     #: A function longer than this many lines is split at statement boundaries.
     max_chunk_lines: int = 150
@@ -93,38 +87,61 @@ class Config:
     window_lines: int = 60
     window_overlap: int = 15
     # --- scrubbing ------------------------------------------------------------
+    #: Redact secrets (keys, tokens, passwords, high-entropy literals) before anything
+    #: is stored or embedded.
     scrub_secrets: bool = True
     #: Minimum Shannon entropy (bits/char) for a string literal to count as a secret.
     entropy_threshold: float = 4.2
     #: Minimum length of such a literal.
     entropy_min_length: int = 24
-    # --- embedding ------------------------------------------------------------
+    # --- parsing --------------------------------------------------------------
+    #: Worker processes for parsing; 0 means one per core.
+    workers: int = 0
+
+
+@dataclass
+class EmbedConfig:
+    """The embedding models: the static tier and the model tier, their cache."""
+
     #: Registry name of the embedder ("minilm", "openai:MODEL", ...).
     embedder: str = "minilm"
+    #: Chunks per batch given to the local embedding model.
     embed_batch_size: int = 32
     #: Threads for the local model; 0 means all cores.
     embed_threads: int = 0
-    #: Shared embedding cache folder; "" means the user cache folder.
+    #: Shared embedding cache folder; "" means ``CODECITE_CACHE_DIR``, else the user
+    #: cache folder.
     cache_dir: str = ""
     #: Build the static vector tier (issue 15) before the model's vectors: search is
     #: good within seconds. Env: CODECITE_STATIC_TIER.
     static_tier: bool = True
     #: The static tier's model: "" is the one shipped in the package (issue 24); else
     #: the path of a ``.npy`` token table of one's own (scripts/train_code_model), or a
-    #: name registered by ``codecite.embed.static.register_static_model``.
+    #: name registered by ``codecite.embed.static.register_static_model``. Another
+    #: table gives another name in the index, whose static tier is then rebuilt.
     static_model: str = ""
     #: Chunks committed per embedding batch transaction.
     embed_commit_every: int = 256
-    #: Base URL of an ``openai:MODEL`` embedder ("" = CODECITE_OPENAI_BASE_URL, then
-    #: OPENAI_BASE_URL); its key: CODECITE_OPENAI_API_KEY or OPENAI_API_KEY.
+    #: The ``openai:MODEL`` embedder's endpoint: base URL ("" = CODECITE_OPENAI_BASE_URL,
+    #: then OPENAI_BASE_URL), seconds per read, retries; its key only from the
+    #: environment: CODECITE_OPENAI_API_KEY or OPENAI_API_KEY.
     embed_base_url: str = ""
     embed_timeout: float = 60.0
     embed_max_retries: int = 4
-    # --- retrieval ------------------------------------------------------------
+
+
+@dataclass
+class SearchConfig:
+    """Retrieval: fusion, long questions, keyword index, graph expansion, reranking."""
+
     #: Reciprocal Rank Fusion constant: score = sum(weight / (rrf_k + rank)).
     rrf_k: int = 60
+    #: RRF weights of the keyword and the vector lists (a question of identifiers
+    #: and words).
     keyword_weight: float = 1.0
     vector_weight: float = 1.0
+    #: A query counts as mostly identifiers when at least this share of its words are.
+    identifier_heavy_share: float = 0.5
     #: Weights used instead when the query is mostly identifiers (``calculatePriceWithTax``).
     identifier_keyword_weight: float = 2.0
     identifier_vector_weight: float = 0.5
@@ -161,6 +178,9 @@ class Config:
     long_query_max_terms: int = 2_000
     long_query_phrases: int = 64
     long_query_seconds: float = 3.0
+    #: RRF weights of a long question's parts: its files' added-up evidence, its
+    #: prose, its code lines, its identifiers, the files it names, its error messages,
+    #: its vector search.
     question_file_evidence_weight: float = 1.0
     question_prose_weight: float = 1.0
     question_code_weight: float = 0.6
@@ -182,14 +202,18 @@ class Config:
     expand_max: int = 20
     #: An expanded chunk scores this share of its seed's score (so it ranks below it).
     expand_score_factor: float = 0.6
-    # Rerank: signals we own, added to the fused score normalised to [0, 1].
+    #: Rerank (on by default): signals we own, added to the fused score normalised to
+    #: [0, 1]: an exact symbol match (short and long questions), both lists agreeing.
     rerank: bool = True
     rerank_exact_symbol: float = 0.5
     rerank_exact_symbol_long: float = 0.25
     rerank_agreement: float = 0.15
     #: Agreement counts when the chunk is within this rank in both lists.
     rerank_agreement_top: int = 10
+    #: Added for a hit linked by a graph edge to other top hits.
     rerank_graph_proximity: float = 0.1
+    #: Graph proximity is looked for among this many top hits.
+    rerank_proximity_pool: int = 20
     #: Subtracted for tests/docs/examples unless the question is about them (then added).
     rerank_path_prior: float = 0.15
     #: The same for long questions (bug reports).
@@ -200,6 +224,8 @@ class Config:
     #: For long questions, a hit gains this share of the evidence of its file's other
     #: hits (retrieve/files.py; file rankings, ``search --files``, always add it up).
     file_evidence_weight: float = 0.3
+    #: A file's evidence: its hits' scores, the i-th best times this to the power i.
+    file_evidence_decay: float = 0.5
     #: At most this many chunks of one file before other files get a turn (0: no limit).
     max_chunks_per_file: int = 3
     #: ``search --files``: the best chunks shown under each file.
@@ -210,7 +236,12 @@ class Config:
     rerank_coarse_kind: float = 0.05
     #: Characters per token when packing to a budget.
     chars_per_token: float = 3.5
-    # --- answers --------------------------------------------------------------
+
+
+@dataclass
+class AnswerConfig:
+    """Answers: the LLM endpoint, the context, the extractive answer, abstention."""
+
     #: "auto" (configured endpoint, else Ollama on localhost, else extractive),
     #: "extractive", or "openai:MODEL" for any OpenAI-compatible chat endpoint.
     llm: str = "auto"
@@ -219,8 +250,10 @@ class Config:
     llm_base_url: str = ""
     #: Model ``auto`` uses at the configured endpoint ("" = the first a local one lists).
     llm_model: str = ""
+    #: Seconds per read (streaming: per piece) and retries of the chat endpoint.
     llm_timeout: float = 60.0
     llm_max_retries: int = 3
+    #: Most tokens a model may write for one answer or explanation.
     answer_max_tokens: int = 800
     #: Tokens of retrieved code given to the answer (leaves room for the answer).
     answer_context_tokens: int = 3000
@@ -259,34 +292,115 @@ class Config:
     #: the question's subject weight (high: and it is not a test, example or doc).
     confidence_high: float = 0.75
     confidence_medium: float = 0.5
-    # --- freshness ------------------------------------------------------------
+
+
+@dataclass
+class FreshnessConfig:
+    """Re-indexing changed files before a query."""
+
     #: Before each search/ask, find indexed files changed on disk (size + mtime, then
     #: content hash) and re-index up to ``refresh_max_files`` of them inline (keyword
     #: index and graph); beyond that, results from changed files are marked stale.
     refresh: bool = True
     refresh_max_files: int = 20
-    #: Seconds between two checks on one open index (a server, a batch); 0: every query.
+    #: Seconds between two checks of every file on one open index (a server, a batch;
+    #: the result's files are checked every time); 0: every query.
     refresh_interval: float = 1.0
-    # --- indexing -------------------------------------------------------------
-    #: Worker processes for parsing; 0 means one per core.
-    workers: int = 0
-    #: Append each search/ask to ``<index>/queries.jsonl``.
+
+
+#: The typed sub-configs, by the attribute of :class:`Config` that holds each.
+GROUPS: dict[str, type[Any]] = {
+    "index": IndexConfig,
+    "embed": EmbedConfig,
+    "search": SearchConfig,
+    "answer": AnswerConfig,
+    "freshness": FreshnessConfig,
+}
+#: Each setting's group ("" for the few of :class:`Config` itself).
+_GROUP_OF: dict[str, str] = {
+    f.name: group for group, cls in GROUPS.items() for f in dataclasses.fields(cls)
+}
+#: Settings of :class:`Config` itself, not of a group.
+TOP_LEVEL = ("store", "repo_name", "query_log")
+
+
+@dataclass(init=False)
+class Config:
+    """Every setting, in typed sub-configs per stage (``config.search.rrf_k``). A
+    setting has one name everywhere: its key in ``codecite.toml`` (flat, ``rrf_k =
+    60``), its environment variable (``CODECITE_RRF_K``), its keyword here
+    (``Config(rrf_k=60)``, ``config.replace(rrf_k=60)``) and its field in its group.
+    """
+
+    # --- storage --------------------------------------------------------------
+    #: Where the index lives: "" = embedded SQLite in the index folder; a
+    #: ``postgresql://USER@HOST/DB`` URL = the shared PostgreSQL + pgvector store (many
+    #: repositories in one database, named by ``repo_name``). Env: CODECITE_STORE.
+    store: str = ""
+    #: Repository name stored in every chunk; "" means the folder name. With a shared
+    #: store (PostgreSQL) it is also the repository's name in the database.
+    repo_name: str = ""
+    #: Append each search/ask to ``<index>/queries.jsonl`` (questions scrubbed of
+    #: secrets, pasted values without a key name included).
     query_log: bool = True
+    # --- stages ------------------------------------------------------------------
+    index: IndexConfig = field(default_factory=IndexConfig)
+    embed: EmbedConfig = field(default_factory=EmbedConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    answer: AnswerConfig = field(default_factory=AnswerConfig)
+    freshness: FreshnessConfig = field(default_factory=FreshnessConfig)
+
+    def __init__(
+        self,
+        *,
+        store: str = "",
+        repo_name: str = "",
+        query_log: bool = True,
+        index: IndexConfig | None = None,
+        embed: EmbedConfig | None = None,
+        search: SearchConfig | None = None,
+        answer: AnswerConfig | None = None,
+        freshness: FreshnessConfig | None = None,
+        **settings: Any,
+    ) -> None:
+        unknown = sorted(set(settings) - set(_GROUP_OF))
+        if unknown:
+            raise TypeError(f"Config() got unknown settings: {', '.join(unknown)}")
+        self.store, self.repo_name, self.query_log = store, repo_name, query_log
+        given: dict[str, Any] = {
+            "index": index,
+            "embed": embed,
+            "search": search,
+            "answer": answer,
+            "freshness": freshness,
+        }
+        for group, cls in GROUPS.items():
+            mine = {k: v for k, v in settings.items() if _GROUP_OF[k] == group}
+            base = given[group]
+            setattr(self, group, dataclasses.replace(base, **mine) if base else cls(**mine))
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting by its name (flat, as in ``codecite.toml``)."""
+        out: dict[str, Any] = {name: getattr(self, name) for name in TOP_LEVEL}
+        for group in GROUPS:
+            out.update(dataclasses.asdict(getattr(self, group)))
+        return out
 
     @classmethod
     def field_names(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls)]
+        """Every setting's name (the keys of ``codecite.toml``)."""
+        return [*TOP_LEVEL, *_GROUP_OF]
 
     def llm_endpoint(self, environ: Mapping[str, str] | None = None) -> Endpoint:
         """The chat endpoint: ``llm_base_url`` (a file, CODECITE_LLM_BASE_URL or a flag),
         else OPENAI_BASE_URL; the key from the environment."""
         env = os.environ if environ is None else environ
         return Endpoint(
-            base_url=(self.llm_base_url or first_env(env, ("OPENAI_BASE_URL",))).rstrip("/"),
+            base_url=(self.answer.llm_base_url or first_env(env, ("OPENAI_BASE_URL",))).rstrip("/"),
             api_key=first_env(env, LLM_API_KEY_ENVS),
-            model=self.llm_model,
-            timeout=self.llm_timeout,
-            max_retries=self.llm_max_retries,
+            model=self.answer.llm_model,
+            timeout=self.answer.llm_timeout,
+            max_retries=self.answer.llm_max_retries,
         )
 
     def embedding_endpoint(self, environ: Mapping[str, str] | None = None) -> Endpoint:
@@ -294,18 +408,26 @@ class Config:
         CODECITE_OPENAI_BASE_URL or OPENAI_BASE_URL; the key from the environment."""
         env = os.environ if environ is None else environ
         return Endpoint(
-            base_url=(self.embed_base_url or first_env(env, EMBED_BASE_URL_ENVS)).rstrip("/"),
+            base_url=(self.embed.embed_base_url or first_env(env, EMBED_BASE_URL_ENVS)).rstrip("/"),
             api_key=first_env(env, EMBED_API_KEY_ENVS),
-            timeout=self.embed_timeout,
-            max_retries=self.embed_max_retries,
+            timeout=self.embed.embed_timeout,
+            max_retries=self.embed.embed_max_retries,
         )
 
     def replace(self, **changes: Any) -> Config:
-        return dataclasses.replace(self, **changes)
+        """A copy with some settings changed, by name (``replace(rrf_k=30)``)."""
+        return Config(**{**self.settings(), **changes})
 
 
 #: Settings with a fixed set of values.
 CHOICES: dict[str, tuple[str, ...]] = {"vector_search": VECTOR_SEARCH_MODES}
+
+
+def _defaults() -> dict[str, Any]:
+    return Config().settings()
+
+
+_DEFAULTS = _defaults()
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
@@ -314,7 +436,7 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         raise ConfigError(
             f"{source}: invalid value {value!r} for '{name}' (one of: {', '.join(CHOICES[name])})"
         )
-    default = getattr(Config(), name)
+    default = _DEFAULTS[name]
     try:
         if isinstance(default, bool):
             if isinstance(value, bool):

@@ -196,7 +196,7 @@ class _Rules:
 
     @classmethod
     def for_root(cls, root: Path, config: Config) -> _Rules:
-        return cls(config, _load_spec(root / ".codeciteignore", list(config.exclude)))
+        return cls(config, _load_spec(root / ".codeciteignore", list(config.index.exclude)))
 
     def dir_reason(self, rel_dir: str) -> str | None:
         """``excluded``/``vendored`` when a whole directory is skipped, else None."""
@@ -205,7 +205,7 @@ class _Rules:
             reason = None
             if self.excluded is not None and self.excluded.match_file(rel_dir + "/"):
                 reason = "excluded"
-            elif self.config.default_excludes and (
+            elif self.config.index.default_excludes and (
                 name in VENDORED_DIRS or name.endswith(".egg-info")
             ):
                 reason = "vendored"
@@ -218,7 +218,7 @@ class _Rules:
             return "excluded"
         name = rel.rsplit("/", 1)[-1]
         lower = name.lower()
-        if self.config.default_excludes:
+        if self.config.index.default_excludes:
             if name in LOCKFILES or lower.endswith(".lock"):
                 return "lockfile"
             if lower.endswith(MINIFIED_SUFFIXES):
@@ -231,7 +231,7 @@ class _Rules:
         """A skip reason decided by the first bytes of the file."""
         if b"\0" in head:
             return "binary"
-        if not self.config.default_excludes:
+        if not self.config.index.default_excludes:
             return None
         first_lines = b"\n".join(head.split(b"\n", 5)[:5])
         if _GENERATED.search(first_lines):
@@ -277,7 +277,7 @@ def _decide(abspath: str, rel: str, rules: _Rules, blob: str) -> SourceFile | Sk
     reason = rules.name_reason(rel)
     if reason is None and st.st_size == 0:
         reason = "empty"
-    if reason is None and st.st_size > rules.config.max_file_bytes:
+    if reason is None and st.st_size > rules.config.index.max_file_bytes:
         return Skipped(rel, "too-large", f"{st.st_size} bytes")
     if reason is None:
         with open(abspath, "rb") as fh:

@@ -123,15 +123,18 @@ def declines(s: Signals, config: Config) -> bool:
     if set(s.missing_names) - set(s.soft_names):
         return True
     if s.soft_names and (
-        s.rest_context < config.abstain_soft_name_context
-        or s.absent >= config.abstain_soft_name_absent
+        s.rest_context < config.answer.abstain_soft_name_context
+        or s.absent >= config.answer.abstain_soft_name_absent
     ):
         return True
-    if s.absent >= config.abstain_max_absent and not s.long:
+    if s.absent >= config.answer.abstain_max_absent and not s.long:
         return True
     if s.similarity is None:  # no model vectors yet: the context alone does not decide
         return False
-    return s.context < config.abstain_min_coverage and s.similarity < config.abstain_min_similarity
+    return (
+        s.context < config.answer.abstain_min_coverage
+        and s.similarity < config.answer.abstain_min_similarity
+    )
 
 
 def level(s: Signals, declined: bool, lead: Evidence | None, config: Config) -> str:
@@ -139,8 +142,8 @@ def level(s: Signals, declined: bool, lead: Evidence | None, config: Config) -> 
         return "none"
     if s.literal:
         return "high"
-    if lead is not None and s.evidence >= config.confidence_high and not lead.is_secondary:
+    if lead is not None and s.evidence >= config.answer.confidence_high and not lead.is_secondary:
         return "high"
-    if s.evidence >= config.confidence_medium:
+    if s.evidence >= config.answer.confidence_medium:
         return "medium"
     return "low"

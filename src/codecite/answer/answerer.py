@@ -206,7 +206,7 @@ class Answerer:
             answer.answer = self._abstain(hits, weights, shape)
         elif llm is None:
             extract = ExtractiveAnswerer(
-                self.searcher.store, lines, self.config.answer_max_blocks
+                self.searcher.store, lines, self.config.answer.answer_max_blocks
             ).answer(shape, hits, evidence)
             answer.answer, answer.lead = extract.text, extract.lead
             answer.blocks = extract.blocks
@@ -214,8 +214,8 @@ class Answerer:
         else:  # the model sees the evidence's chunks first, then the best of the rest
             answer.sources = pack(
                 _evidence_first(hits, evidence),
-                self.config.answer_context_tokens,
-                self.config.chars_per_token,
+                self.config.answer.answer_context_tokens,
+                self.config.search.chars_per_token,
             )
             draft.messages = build_messages(question, answer.sources, info.intent, evidence, shape)
         return draft
@@ -226,7 +226,7 @@ class Answerer:
         """The model's answer to the draft's prompt (streamed to ``on_token``)."""
         assert draft.messages is not None, "nothing to generate: the draft is answered"
         return llm.complete(
-            draft.messages, max_tokens=self.config.answer_max_tokens, on_token=on_token
+            draft.messages, max_tokens=self.config.answer.answer_max_tokens, on_token=on_token
         )
 
     def finish(self, draft: Draft, text: str | None) -> Answer:

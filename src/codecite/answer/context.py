@@ -86,8 +86,10 @@ class ContextBuilder:
         best chunks), a short one by its best chunks."""
         cfg = self.config
         if read.long:
-            return self.searcher.search(question, k=cfg.answer_files, filters=filters, files=True)
-        return self.searcher.search(question, k=cfg.answer_chunks, filters=filters)
+            return self.searcher.search(
+                question, k=cfg.answer.answer_files, filters=filters, files=True
+            )
+        return self.searcher.search(question, k=cfg.answer.answer_chunks, filters=filters)
 
     def in_code(self, spellings: Sequence[str]) -> bool:
         """Whether a chunk of code (not docs or text) holds one of ``spellings``."""

@@ -100,7 +100,9 @@ def window_chunks(
 ) -> list[Chunk]:
     """``window`` chunks over lines ``first..last`` (1-based, inclusive)."""
     out = []
-    for start, end in window_ranges(first, last, config.window_lines, config.window_overlap):
+    for start, end in window_ranges(
+        first, last, config.index.window_lines, config.index.window_overlap
+    ):
         kept = trim(lines, start, end)
         if kept is None:
             continue
@@ -128,7 +130,7 @@ def chunk_text(text: str, *, path: str, language: str, repo: str, config: Config
     if kept is None:
         return []
     context = f"path: {path}"
-    if len(lines) > config.small_file_lines:
+    if len(lines) > config.index.small_file_lines:
         return window_chunks(
             lines,
             kept[0],
@@ -225,8 +227,10 @@ def chunk_markdown(
         qualname = " > ".join(heading_path) if heading_path else stem
         context = f"path: {path}\nsection: {qualname}"
         pieces = [kept]
-        if kept[1] - kept[0] + 1 > config.max_chunk_lines:
-            pieces = window_ranges(kept[0], kept[1], config.window_lines, config.window_overlap)
+        if kept[1] - kept[0] + 1 > config.index.max_chunk_lines:
+            pieces = window_ranges(
+                kept[0], kept[1], config.index.window_lines, config.index.window_overlap
+            )
         for number, (s, e) in enumerate(pieces, start=1):
             piece = trim(lines, s, e)
             if piece is None:

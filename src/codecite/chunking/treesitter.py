@@ -239,7 +239,7 @@ def _function_chunks(file: _File, definition: Definition) -> list[Chunk]:
 def _split(file: _File, definition: Definition) -> list[tuple[int, int]]:
     """Row ranges of the parts of a function: one range unless it is too long."""
     first, last = definition.start_row, definition.end_row
-    limit = max(1, file.config.max_chunk_lines)
+    limit = max(1, file.config.index.max_chunk_lines)
     if last - first + 1 <= limit or definition.body is None:
         return [(first, last)]
     # Aim for parts of equal size rather than full parts and a small remainder.
@@ -283,7 +283,7 @@ def _module_chunks(
         rows.extend([None] if index else [])  # runs are maximal: code lies between
         rows.extend(range(first, last + 1))
     cuts = {node.start_point.row for node in found.statements}
-    parts = _cut_rows(rows, cuts, max(1, file.config.max_chunk_lines))
+    parts = _cut_rows(rows, cuts, max(1, file.config.index.max_chunk_lines))
     name, qualname = _module_names(file.path, file.language)
     docstring = _module_docstring(file, root)
     marker = f"{file.spec.comment_marker} ..."

@@ -73,7 +73,7 @@ def ask(
         **store_overrides(store, repo_name),
     }
     with open_for_query(path, index_dir, overrides) as idx:
-        choice = idx.choose_llm(idx.config.llm)
+        choice = idx.choose_llm(idx.config.answer.llm)
         if not as_json:
             err.print(f"[dim]answering with {escape(choice.name)} ({escape(choice.reason)})[/dim]")
         streamed: list[str] = []

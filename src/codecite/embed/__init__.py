@@ -44,7 +44,7 @@ def _minilm(config: Config, model: str) -> Embedder:
     from .local import MiniLMEmbedder  # onnxruntime loads only when embedding starts
 
     return MiniLMEmbedder(
-        threads=config.embed_threads, model_dir=default_cache_dir(config) / "models"
+        threads=config.embed.embed_threads, model_dir=default_cache_dir(config) / "models"
     )
 
 

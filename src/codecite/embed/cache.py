@@ -41,8 +41,8 @@ def cache_key(text: str) -> str:
 
 
 def default_cache_dir(config: Config) -> Path:
-    """``config.cache_dir``, else ``$CODECITE_CACHE_DIR``, else the user cache folder."""
-    chosen = config.cache_dir or os.environ.get(CACHE_DIR_ENV, "")
+    """``config.embed.cache_dir``, else ``$CODECITE_CACHE_DIR``, else the user cache folder."""
+    chosen = config.embed.cache_dir or os.environ.get(CACHE_DIR_ENV, "")
     if chosen:
         return Path(chosen).expanduser()
     return Path(platformdirs.user_cache_dir("codecite"))

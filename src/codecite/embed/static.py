@@ -189,7 +189,7 @@ def _table_file(path: str) -> str:
 def static_model_name(config: Config | None = None) -> str:
     """The static model ``config`` chooses (``static_model``: "" = the shipped one, a
     registered name, or the path of a ``.npy`` token table)."""
-    name = (config.static_model if config is not None else "") or STATIC_MODEL_NAME
+    name = (config.embed.static_model if config is not None else "") or STATIC_MODEL_NAME
     if name.endswith(".npy") and name not in STATIC_MODELS:
         name = _table_file(name)
     if name not in STATIC_MODELS:

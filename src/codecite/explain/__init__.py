@@ -85,7 +85,7 @@ def explain(index: Source, target: str, *, llm: str | LLM | LLMChoice | None = N
     if choice is not None:
         expl.llm_reason = choice.reason
         if choice.llm is not None:
-            write_prose(expl, choice.llm, max_tokens=index.config.answer_max_tokens)
+            write_prose(expl, choice.llm, max_tokens=index.config.answer.answer_max_tokens)
     expl.markdown = render(expl)
     expl.timings_ms["total"] = ms_since(started)
     return expl

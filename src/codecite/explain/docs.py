@@ -260,7 +260,7 @@ def write_docs(
         f"relative paths from each page to the repository's files, with #Lstart-Lend line "
         f"anchors (the repository root is {up!r} from {out})",
     )
-    if index.config.refresh:
+    if index.config.freshness.refresh:
         fresh = index.refresh()
         if fresh.stale:
             report.flags.append(

@@ -242,7 +242,7 @@ def start_worker(root: Path, folder: Path, config: Config) -> int:
         "codecite.index.background",
         str(root),
         str(folder),
-        json.dumps(dataclasses.asdict(config)),
+        json.dumps(config.settings()),
     ]
     log_path = folder / LOG_NAME
     with contextlib.suppress(OSError):
@@ -373,7 +373,7 @@ def _embed_all(
     from ..embed import get_embedder
     from .model_stage import ModelCounts, StopRequested, fill_model_tier, prepare_model_tier
 
-    embedder = get_embedder(config.embedder, config)
+    embedder = get_embedder(config.embed.embedder, config)
     with store.writer_lock():
         prepare_model_tier(store, embedder, config)
     state.embedder, state.total = embedder.name, store.count_missing_vectors()

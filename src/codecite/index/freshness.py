@@ -126,12 +126,12 @@ class Tracker:
         (``paths_of(result)``) are checked, which costs microseconds. Changed files are
         re-indexed (up to ``refresh_max_files``) and ``run()`` runs again; beyond that,
         or when the index cannot be written, they are reported ``stale``."""
-        if not self.config.refresh:
+        if not self.config.freshness.refresh:
             return run(), Freshness()
         now = time.monotonic()
         last = self._last_fresh
         known = self._known_files()
-        if last is not None and now - self._last_checked < self.config.refresh_interval:
+        if last is not None and now - self._last_checked < self.config.freshness.refresh_interval:
             result = run()
             wanted = set(paths_of(result))
             fresh = check(self.root, [row for row in known if row[0] in wanted])
@@ -171,7 +171,7 @@ class Tracker:
 
     def _apply(self, fresh: Freshness, max_files: int | None = None) -> None:
         paths = fresh.paths
-        limit = self.config.refresh_max_files if max_files is None else max_files
+        limit = self.config.freshness.refresh_max_files if max_files is None else max_files
         if len(paths) > limit:
             fresh.stale = paths
             fresh.reason = f"{len(paths)} changed files, over the limit of {limit}"

@@ -50,7 +50,7 @@ def model_meta(embedder: Embedder, config: Config) -> dict[str, str]:
     """The metadata that names the model tier's embedder (written before any vector)."""
     return {
         "embedder": embedder.name,
-        "embedder_spec": config.embedder,  # registry name, to load it again
+        "embedder_spec": config.embed.embedder,  # registry name, to load it again
         "embedding_dim": str(embedder.dim),
         "embedding_text_version": str(EMBED_TEXT_VERSION),
     }
@@ -92,7 +92,7 @@ def fill_model_tier(
     while True:
         if stop():
             raise StopRequested
-        chunks = store.chunks_missing_vectors(config.embed_commit_every)
+        chunks = store.chunks_missing_vectors(config.embed.embed_commit_every)
         if not chunks:
             break
         if shared:  # chunks added since the start count too
@@ -107,7 +107,7 @@ def fill_model_tier(
             embedder,
             cache,
             [embed_text(c) for c in chunks],
-            config.embed_batch_size,
+            config.embed.embed_batch_size,
             on_progress=on_batch,
             counts=embed_counts,
         )

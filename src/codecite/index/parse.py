@@ -65,7 +65,7 @@ def process_file(
     if longest > MINIFIED_MAX_LINE:
         # The walker judged the file by its head; a long line further down (bundled or
         # minified code) would be stored once per definition on it: quadratic.
-        if config.default_excludes:
+        if config.index.default_excludes:
             return Skipped(source.path, "minified", f"a line of {longest:,} characters")
         language = "text"  # line windows: each line is stored at most twice
     cleaned = scrub(text, config, path=source.path)
@@ -105,7 +105,7 @@ def run_workers(
 ) -> Generator[FileResult | Skipped, None, None]:
     """Process files on every core; results arrive as they finish. Close the
     generator when not reading it to the end: that shuts the pool down."""
-    workers = config.workers or os.cpu_count() or 1
+    workers = config.index.workers or os.cpu_count() or 1
     if workers <= 1 or len(items) < MIN_FILES_FOR_POOL:
         for source, known in items:
             yield process_file(source, known, repo, config)

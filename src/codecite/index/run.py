@@ -70,7 +70,7 @@ class Indexer:
         (:mod:`codecite.index.background`): its model is recorded and vectors are reused by
         content, but nothing is embedded here."""
         report = IndexReport(str(self.root), str(self.store.dir), dry_run=dry_run)
-        embedder = get_embedder(self.config.embedder, self.config) if embed else None
+        embedder = get_embedder(self.config.embed.embedder, self.config) if embed else None
         if embedder is not None and not full:
             self._check_model(embedder.name)
         if full and not dry_run:

@@ -52,7 +52,7 @@ def update_static_tier(
 ) -> StaticStageResult:
     """Give every chunk of ``store`` a static vector (or, with the ``static_tier``
     setting off, remove the tier); returns what was done."""
-    if not config.static_tier:
+    if not config.embed.static_tier:
         clear_static_tier(store)
         return StaticStageResult()
 
@@ -84,7 +84,7 @@ def refresh_static_tier(store: IndexWriter, config: Config) -> int:
     """Static vectors for the chunks an inline refresh (re)wrote, so a just-edited
     function is found by meaning too; only when the index has a current static tier.
     Returns the number of vectors computed."""
-    if not config.static_tier:
+    if not config.embed.static_tier:
         return 0
     current = (store.get_meta(MODEL_KEY), store.get_meta(TEXT_KEY))
     try:

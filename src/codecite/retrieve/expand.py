@@ -54,7 +54,7 @@ def expand(
     out = list(hits)
     index = {h.chunk.id: i for i, h in enumerate(out)}
     added = 0
-    for seed in hits[: config.expand_seeds]:
+    for seed in hits[: config.search.expand_seeds]:
         for step in steps:
             edges = (
                 store.edges_to(seed.chunk.id, step.edge_kind)
@@ -68,13 +68,13 @@ def expand(
                 if filters is None or filters.allows(chunk)
             }
             for position, chunk_id in enumerate(ids, start=1):
-                score = seed.score * config.expand_score_factor / position
+                score = seed.score * config.search.expand_score_factor / position
                 why = f"{step.phrase} {seed.chunk.qualname}"
                 if chunk_id in index:
                     i = index[chunk_id]
                     if out[i].score < score and out[i].via == "":
                         out[i] = replace(out[i], score=score, why=f"{out[i].why}; {why}")
-                elif chunk_id in new and added < config.expand_max:
+                elif chunk_id in new and added < config.search.expand_max:
                     index[chunk_id] = len(out)
                     out.append(
                         Hit(new[chunk_id], score, f"graph:{step.label}", why, via=seed.chunk.id)

@@ -15,28 +15,26 @@ from dataclasses import replace
 
 from .types import FileHit, Hit
 
-#: Each further hit of a file counts this share of the one before it.
-EVIDENCE_DECAY = 0.5
 
-
-def file_evidence(hits: list[Hit]) -> dict[str, float]:
-    """Per file: the sum of its hits' scores, the i-th best weighted ``DECAY**i``."""
+def file_evidence(hits: list[Hit], decay: float) -> dict[str, float]:
+    """Per file: the sum of its hits' scores, the i-th best weighted ``decay**i``
+    (``file_evidence_decay``: each further hit counts that share of the one before)."""
     seen: dict[str, int] = {}
     totals: dict[str, float] = {}
     for hit in sorted(hits, key=lambda h: -h.score):
         path = _key(hit)
         i = seen.get(path, 0)
-        totals[path] = totals.get(path, 0.0) + max(hit.score, 0.0) * EVIDENCE_DECAY**i
+        totals[path] = totals.get(path, 0.0) + max(hit.score, 0.0) * decay**i
         seen[path] = i + 1
     return totals
 
 
-def add_file_evidence(hits: list[Hit], weight: float) -> list[Hit]:
+def add_file_evidence(hits: list[Hit], weight: float, decay: float) -> list[Hit]:
     """``hits`` re-scored: each gains ``weight`` × its file's evidence from its other
     hits, sorted best first."""
     if weight <= 0 or not hits:
         return sorted(hits, key=lambda h: -h.score)
-    totals = file_evidence(hits)
+    totals = file_evidence(hits, decay)
     out = [
         replace(h, score=h.score + weight * max(totals[_key(h)] - max(h.score, 0.0), 0.0))
         for h in hits
@@ -59,9 +57,9 @@ def diversify(hits: list[Hit], per_file: int) -> list[Hit]:
     return first + later
 
 
-def rank_files(hits: list[Hit], k: int, chunks_per_file: int = 3) -> list[FileHit]:
+def rank_files(hits: list[Hit], k: int, chunks_per_file: int, decay: float) -> list[FileHit]:
     """The ``k`` best files of ``hits``, each with its ``chunks_per_file`` best hits."""
-    totals = file_evidence(hits)
+    totals = file_evidence(hits, decay)
     files: dict[tuple[str, str], FileHit] = {}
     for hit in sorted(hits, key=lambda h: -h.score):
         key = (hit.chunk.repo, hit.chunk.path)

@@ -53,9 +53,9 @@ class TermStats:
     def select(self, terms: list[str], config: Config) -> list[str]:
         """``terms`` minus the very common ones on a large index (the rarest few are
         always kept, so a question of common words still matches)."""
-        if self.documents < config.keyword_prune_min_chunks or len(terms) <= 2:
+        if self.documents < config.search.keyword_prune_min_chunks or len(terms) <= 2:
             return terms
-        limit = config.keyword_max_df_share * self.documents
+        limit = config.search.keyword_max_df_share * self.documents
         df = self.df
         kept = [t for t in terms if df(t) <= limit]
         if len(kept) >= 2:
@@ -75,7 +75,11 @@ def keyword_search(
     terms = query_terms(text)
     if stats is not None:
         terms = stats.select(terms, config)
-    weights = (config.bm25_symbol_weight, config.bm25_path_weight, config.bm25_body_weight)
+    weights = (
+        config.search.bm25_symbol_weight,
+        config.search.bm25_path_weight,
+        config.search.bm25_body_weight,
+    )
     return index.keyword_search(terms, filters, limit, weights)
 
 

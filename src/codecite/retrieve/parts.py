@@ -70,30 +70,36 @@ def part_lists(
     """Chunk ids by part (best first); empty parts are left out. The work is bounded
     whatever the question's length (``long_query_*`` settings); parts not started by
     the ``deadline`` are left out too (the others still rank)."""
-    n = config.candidates
-    clock = deadline or Deadline(config.long_query_seconds)
-    weights = (config.bm25_symbol_weight, config.bm25_path_weight, config.bm25_body_weight)
-    limit = config.long_query_max_terms
-    prose_terms = informative_terms(question.prose, stats, config.long_query_terms, limit)
-    pool = store.keyword_search(prose_terms, filters, config.long_query_pool, weights)
+    n = config.search.candidates
+    clock = deadline or Deadline(config.search.long_query_seconds)
+    weights = (
+        config.search.bm25_symbol_weight,
+        config.search.bm25_path_weight,
+        config.search.bm25_body_weight,
+    )
+    limit = config.search.long_query_max_terms
+    prose_terms = informative_terms(question.prose, stats, config.search.long_query_terms, limit)
+    pool = store.keyword_search(prose_terms, filters, config.search.long_query_pool, weights)
     lists: dict[str, list[str]] = {
         "prose": pool[:n],
-        "prose_files": best_chunk_per_file(store, pool, config.rrf_k),
+        "prose_files": best_chunk_per_file(store, pool, config.search.rrf_k),
     }
     parts: dict[str, Callable[[], list[str]]] = {
         "code": lambda: store.keyword_search(
-            informative_terms(question.code, stats, config.long_query_terms, limit),
+            informative_terms(question.code, stats, config.search.long_query_terms, limit),
             filters,
             n,
             weights,
         ),
         "symbols": lambda: symbol_search(
-            store, info.identifiers, filters, config.long_query_symbols
+            store, info.identifiers, filters, config.search.long_query_symbols
         ),
         "files": lambda: named_file_chunks(
-            store, question, prose_terms, filters, config.long_query_files, clock
+            store, question, prose_terms, filters, config.search.long_query_files, clock
         ),
-        "errors": lambda: error_chunks(store, question, filters, n, config.long_query_phrases),
+        "errors": lambda: error_chunks(
+            store, question, filters, n, config.search.long_query_phrases
+        ),
     }
     for name, run in parts.items():
         if clock.passed:
@@ -166,13 +172,13 @@ def code_only(info: QueryInfo, filters: Filters | None) -> Filters | None:
 def part_weights(config: Config) -> dict[str, float]:
     """The RRF weight of each part's list (config fields ``question_*_weight``)."""
     return {
-        "prose": config.question_prose_weight,
-        "prose_files": config.question_file_evidence_weight,
-        "code": config.question_code_weight,
-        "symbols": config.question_symbol_weight,
-        "files": config.question_file_weight,
-        "errors": config.question_error_weight,
-        "vector": config.question_vector_weight,
+        "prose": config.search.question_prose_weight,
+        "prose_files": config.search.question_file_evidence_weight,
+        "code": config.search.question_code_weight,
+        "symbols": config.search.question_symbol_weight,
+        "files": config.search.question_file_weight,
+        "errors": config.search.question_error_weight,
+        "vector": config.search.question_vector_weight,
     }
 
 

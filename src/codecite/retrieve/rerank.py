@@ -27,8 +27,6 @@ from .types import Hit
 
 _DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo)/|\.(md|rst|txt)$", re.I)
 COARSE_KINDS = frozenset({"module", "window", "file"})
-#: Candidates whose mutual edges count for graph proximity.
-PROXIMITY_POOL = 20
 
 
 class Reranker(Protocol):
@@ -54,13 +52,15 @@ class SignalReranker:
             for i in info.identifiers
             for n in (symbol_candidates(i)[:2] if info.long else symbol_candidates(i))
         }
-        linked = self._linked([h.chunk.id for h in hits[:PROXIMITY_POOL]])
+        linked = self._linked(
+            [h.chunk.id for h in hits[: self.config.search.rerank_proximity_pool]]
+        )
         asks_docs, asks_non_code = info.asks_docs, info.asks_non_code
         out = []
         for hit in hits:
             bonus, why = self._signals(hit, info, wanted, linked.get(hit.chunk.id, 0), asks_docs)
             if not is_code_language(hit.chunk.language) and not asks_non_code:
-                bonus -= self.config.rerank_non_code_prior
+                bonus -= self.config.search.rerank_non_code_prior
             reason = hit.why + (f"; {', '.join(why)}" if why else "")
             out.append(replace(hit, score=hit.score / top + bonus, why=reason))
         return sorted(out, key=lambda h: -h.score)
@@ -72,25 +72,27 @@ class SignalReranker:
         bonus, why = 0.0, []
         # A bug report's scores spread wider and its words touch tests and docs more:
         # its path prior is stronger, its (already filtered) exact names count less.
-        prior = cfg.rerank_path_prior_long if info.long else cfg.rerank_path_prior
+        prior = cfg.search.rerank_path_prior_long if info.long else cfg.search.rerank_path_prior
         if wanted and (_norm(c.name) in wanted or _norm(c.qualname) in wanted):
-            bonus += cfg.rerank_exact_symbol_long if info.long else cfg.rerank_exact_symbol
+            bonus += (
+                cfg.search.rerank_exact_symbol_long if info.long else cfg.search.rerank_exact_symbol
+            )
             why.append("exact symbol")
-        top = cfg.rerank_agreement_top
+        top = cfg.search.rerank_agreement_top
         if (hit.keyword_rank or top + 1) <= top and (hit.vector_rank or top + 1) <= top:
-            bonus += cfg.rerank_agreement
+            bonus += cfg.search.rerank_agreement
             why.append("keyword+vector agree")
         if links:
-            bonus += cfg.rerank_graph_proximity * min(links, 3) / 3
+            bonus += cfg.search.rerank_graph_proximity * min(links, 3) / 3
             why.append(f"linked to {links} other hits")
         if is_test_path(c.path):
             bonus += prior if info.intent in ("tests", "impact") else -prior
         elif _DOC_PATH.search(c.path) and not asks_docs:
             bonus -= prior
         if c.kind in COARSE_KINDS or (
-            c.kind == "class" and c.end_line - c.start_line >= cfg.large_class_lines
+            c.kind == "class" and c.end_line - c.start_line >= cfg.search.large_class_lines
         ):  # a large class's chunk is its outline: its line range says little
-            bonus -= cfg.rerank_coarse_kind
+            bonus -= cfg.search.rerank_coarse_kind
         return bonus, why
 
     def _linked(self, ids: list[str]) -> dict[str, int]:

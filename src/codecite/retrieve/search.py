@@ -39,8 +39,6 @@ from .vector import DatabaseVectors, VectorIndex
 
 log = logging.getLogger(__name__)
 
-#: A query is "identifier-heavy" when at least this share of its words are identifiers.
-IDENTIFIER_HEAVY = 0.5
 QUERY_CACHE_SIZE = 256
 #: The fused lists that come from vector search (the others are keyword lists).
 VECTOR_LISTS = frozenset({"vector", "static"})
@@ -71,7 +69,7 @@ class Searcher:
     @property
     def in_database(self) -> bool:
         """Whether vector search runs in the store (``vector_search`` setting)."""
-        mode = self.config.vector_search
+        mode = self.config.search.vector_search
         native = isinstance(self.store, NearestVectors)
         if mode == "database" and not native:
             raise ConfigError(
@@ -101,7 +99,7 @@ class Searcher:
         """Chunk ids by cosine to the query's static vector (issue 15), best first; none
         when the index has no static tier or one built by another static model."""
         static = self.tier("static")
-        if static is None or not self.config.static_tier:
+        if static is None or not self.config.embed.static_tier:
             return []
         from ..embed.static import static_embedder
         from ..errors import EmbeddingError
@@ -118,13 +116,15 @@ class Searcher:
             )
             return []
         query = embedder.embed([text], "query")[0]
-        return [chunk_id for chunk_id, _ in static.search(query, filters, self.config.candidates)]
+        return [
+            chunk_id for chunk_id, _ in static.search(query, filters, self.config.search.candidates)
+        ]
 
     @property
     def embedder(self) -> Embedder:
         """The index's embedding model (loaded once)."""
         if self._embedder is None:
-            name = self.store.get_meta("embedder_spec") or self.config.embedder
+            name = self.store.get_meta("embedder_spec") or self.config.embed.embedder
             self._embedder = get_embedder(name, self.config)
         return self._embedder
 
@@ -145,7 +145,7 @@ class Searcher:
             self.embedder,
             self._cache or self._open_cache(),
             [embed_text(hits[i].chunk) for i in missing],
-            self.config.embed_batch_size,
+            self.config.embed.embed_batch_size,
         )
         filled = list(hits)
         for row, i in enumerate(missing):
@@ -189,23 +189,27 @@ class Searcher:
         cfg, clock = self.config, _Clock()
         use = set(tiers) if vector else set()
         hits, info, question = self._candidates(query, filters, keyword, use, clock)
-        if cfg.expand if expand is None else expand:
+        if cfg.search.expand if expand is None else expand:
             hits = graph_expand(self.store, hits, info.intent, cfg, filters)
             clock.lap("expand")
-        if cfg.rerank if rerank is None else rerank:
+        if cfg.search.rerank if rerank is None else rerank:
             hits = self.reranker.rerank(hits, info)
             if question.long:  # short questions ask for one unit, not a file's worth
-                hits = add_file_evidence(hits, cfg.file_evidence_weight)
-            hits = diversify(hits, cfg.max_chunks_per_file)
+                hits = add_file_evidence(
+                    hits, cfg.search.file_evidence_weight, cfg.search.file_evidence_decay
+                )
+            hits = diversify(hits, cfg.search.max_chunks_per_file)
             clock.lap("rerank")
         else:
             hits.sort(key=lambda h: -h.score)
         ranked_files = None
         if files:
-            ranked_files = rank_files(hits, k, cfg.file_chunks)
+            ranked_files = rank_files(
+                hits, k, cfg.search.file_chunks, cfg.search.file_evidence_decay
+            )
             hits = [h for f in ranked_files for h in f.hits]
         elif budget is not None:
-            hits = pack(hits, budget, cfg.chars_per_token)
+            hits = pack(hits, budget, cfg.search.chars_per_token)
         result = SearchResult(
             query, info.intent, hits if files else hits[:k], clock.laps, info=info
         )
@@ -251,7 +255,7 @@ class Searcher:
         """A long question (a bug report, a pasted log): it asks where the code is,
         whatever its title says ("breaks", "why"); code only; each part searched for
         what it is good at, within the time box of a long question."""
-        deadline = Deadline(self.config.long_query_seconds)
+        deadline = Deadline(self.config.search.long_query_seconds)
         info = replace(analyse(query, _title(question)), intent="locate", long=True)
         filters = code_only(info, filters)
         lists: dict[str, list[str]] = {}
@@ -264,9 +268,9 @@ class Searcher:
                 self.store,
                 kept,
                 filters,
-                self.config.long_query_symbols,
+                self.config.search.long_query_symbols,
                 deadline,
-                self.config.long_query_max_terms,
+                self.config.search.long_query_max_terms,
             )
             info = replace(info, identifiers=specific)
             lists = part_lists(
@@ -276,7 +280,7 @@ class Searcher:
         return _Plan(info, filters, lists, text, part_weights(self.config))
 
     def _keyword(self, info: QueryInfo, filters: Filters | None) -> list[str]:
-        n = self.config.candidates
+        n = self.config.search.candidates
         exact = symbol_search(self.store, info.identifiers, filters) if info.identifiers else []
         bm25 = keyword_search(self.store, info.text, self.config, filters, n, self.term_stats)
         return list(dict.fromkeys(exact + bm25))[:n]
@@ -284,7 +288,7 @@ class Searcher:
     def _vector(self, query: str, filters: Filters | None) -> dict[str, float]:
         """Chunk id → cosine similarity, best first."""
         assert self.vectors is not None
-        found = self.vectors.search(self.embed_query(query), filters, self.config.candidates)
+        found = self.vectors.search(self.embed_query(query), filters, self.config.search.candidates)
         return dict(found)
 
     def _static_weight(self, vector_weight: float, model_searched: bool) -> float:
@@ -294,25 +298,30 @@ class Searcher:
         model = self.vectors
         complete = model_searched and model is not None and len(model) >= self.term_stats.documents
         cfg = self.config
-        return vector_weight * (cfg.static_weight_full if complete else cfg.static_weight)
+        return vector_weight * (
+            cfg.search.static_weight_full if complete else cfg.search.static_weight
+        )
 
     def _weights(self, info: QueryInfo) -> dict[str, float]:
         cfg = self.config
-        if info.identifier_share >= IDENTIFIER_HEAVY:
+        if info.identifier_share >= cfg.search.identifier_heavy_share:
             return {
-                "keyword": cfg.identifier_keyword_weight,
-                "vector": cfg.identifier_vector_weight,
+                "keyword": cfg.search.identifier_keyword_weight,
+                "vector": cfg.search.identifier_vector_weight,
             }
         if not info.identifiers:
-            return {"keyword": cfg.prose_keyword_weight, "vector": cfg.prose_vector_weight}
-        return {"keyword": cfg.keyword_weight, "vector": cfg.vector_weight}
+            return {
+                "keyword": cfg.search.prose_keyword_weight,
+                "vector": cfg.search.prose_vector_weight,
+            }
+        return {"keyword": cfg.search.keyword_weight, "vector": cfg.search.vector_weight}
 
     def _fuse(
         self, lists: dict[str, list[str]], weights: dict[str, float], similar: dict[str, float]
     ) -> list[Hit]:
         """Weighted RRF of the lists; a hit's keyword rank is its best in any
         non-vector list, and ``why`` names the lists that found it."""
-        scores = rrf(lists, weights, self.config.rrf_k)
+        scores = rrf(lists, weights, self.config.search.rrf_k)
         list_ranks = {name: ranks(ids) for name, ids in lists.items()}
         chunks = self.store.get_chunks(scores)
         hits = []

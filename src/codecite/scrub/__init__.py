@@ -346,7 +346,7 @@ def is_credentials_text(text: str) -> bool:
 
 
 def _scrub(text: str, ctx: Ctx) -> ScrubResult:
-    if not ctx.config.scrub_secrets or not text:
+    if not ctx.config.index.scrub_secrets or not text:
         return ScrubResult(text, {})
     counts: Counter[str] = Counter()
     if "PRIVATE KEY" in text:
@@ -357,7 +357,7 @@ def _scrub(text: str, ctx: Ctx) -> ScrubResult:
     if ctx.dockerfile:
         text = _scrub_dockerfile(text, counts)
     text = _scrub_assignments(text, ctx, counts)
-    text = apply_rule(entropy_rule(ctx.config.entropy_min_length), text, ctx, counts)
+    text = apply_rule(entropy_rule(ctx.config.index.entropy_min_length), text, ctx, counts)
     if ctx.free_text:  # a value pasted without its key name
         text = scrub_bare_values(text, counts)
     return ScrubResult(text, dict(counts))
@@ -370,7 +370,7 @@ def scrub(text: str, config: Config, path: str = "") -> ScrubResult:
     ``credentials``..., and any file shaped like an AWS credentials file, whatever its
     name: :func:`is_credentials_text`) unquoted values of secret-named keys are redacted too, and in
     Dockerfiles the values of ``ENV``/``ARG``. The line count of the text never
-    changes. With ``config.scrub_secrets`` False the text is returned unchanged.
+    changes. With ``config.index.scrub_secrets`` False the text is returned unchanged.
     """
     config_file = (bool(path) and is_config_path(path)) or is_credentials_text(text)
     ctx = Ctx(config, config_file=config_file, dockerfile=bool(path) and is_dockerfile(path))
@@ -390,7 +390,7 @@ def scrub_text(text: str, config: Config | None = None) -> str:
     mixed letters and digits that are no identifier, long hex, base64), so "why does
     this fail: hunter2-PSnGd1Ck" keeps its words and loses the password; a private key's
     body lines go even without their END line. ``config`` (default: the defaults)
-    sets the entropy limits; with ``config.scrub_secrets`` False the text is returned
+    sets the entropy limits; with ``config.index.scrub_secrets`` False the text is returned
     unchanged.
     """
     return _scrub(text, Ctx(Config() if config is None else config, free_text=True)).text

@@ -225,7 +225,7 @@ def _judge_entropy(m: re.Match[str], ctx: Ctx) -> bool | str:
         return False
     if sum(map(len, _WORD.findall(s))) >= MAX_WORDINESS * len(s):
         return False
-    if shannon_entropy(s) < ctx.config.entropy_threshold:
+    if shannon_entropy(s) < ctx.config.index.entropy_threshold:
         return False
     return not is_public_name(key_before(m.string, m.start()))
 

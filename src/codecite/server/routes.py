@@ -197,7 +197,7 @@ def _choice(server: ServerState, repo: str, mode: str) -> LLMChoice:
     if mode == EXTRACTIVE:
         return LLMChoice(None, EXTRACTIVE, "asked for (extractive)")
     with server.pool.using(repo) as index:
-        return resolve_llm(index.config.llm, index.config)
+        return resolve_llm(index.config.answer.llm, index.config)
 
 
 def _pick_repo(request: Request, body: AskBody) -> str:
@@ -330,7 +330,7 @@ def symbol_explain(
     try:
         with server.pool.using(repo) as index:
             explanation = index.explain(target)
-            max_tokens = index.config.answer_max_tokens
+            max_tokens = index.config.answer.answer_max_tokens
     except AmbiguousSymbolError as exc:
         listed = "; ".join(f"{p}:{s} {q} ({k})" for p, s, _, q, k in exc.candidates)
         message = f"{qualname!r} names {len(exc.candidates)} definitions in {repo}: {listed}"

@@ -143,7 +143,7 @@ class CodeTools:
                 return self._llm[name]
         with self.pool.using(name) as index:
             config = index.config
-        choice = resolve_llm(config.llm, config)
+        choice = resolve_llm(config.answer.llm, config)
         with self._llm_lock:
             return self._llm.setdefault(name, choice)
 
