@@ -283,6 +283,18 @@ def signal_report(questions: dict[str, Question], records: list[dict[str, Any]])
 # --------------------------------------------------------------------------- main
 
 
+def same_answers(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
+    """How many answers two systems gave alike: the same text, the same citations, the
+    same retrieved sources (a refactoring must change none; a change says how many)."""
+    old = {r["id"]: r for r in before}
+    rows = [(old[r["id"]], r) for r in after if r["id"] in old]
+    same = {
+        key: sum(a[key] == b[key] for a, b in rows)
+        for key in ("answer", "citations", "sources", "insufficient")
+    }
+    return f"alike in {len(rows)} answers: " + ", ".join(f"{k} {n}" for k, n in same.items())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default=str(WORKDIR), help="trees, indexes (kept)")
@@ -324,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, Any]] = {}
     records: dict[str, list[dict[str, Any]]] = {}
     for system, src in systems.items():
-        slug = system.split(" ")[0]
+        # the baseline's index folder is its revision's own (another revision may not read it)
+        slug = f"baseline-{args.baseline}" if system.startswith("baseline") else system.split()[0]
         jobs = [
             {
                 "system": system,
@@ -346,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{k} {v['evidence@3']:.2f}/{v['lead_hit']:.2f} (n={v['n']})"
             for k, v in m["by_shape"].items()
         ))  # fmt: skip
+    if len(records) == 2:
+        print("\n" + same_answers(*records.values()))
     if args.signals:
         Path(args.signals).write_text(signal_report(questions, records["current"]) + "\n")
     out = Path(args.json)
