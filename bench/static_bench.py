@@ -125,7 +125,7 @@ def measure_speed(chunks: list[Chunk], minilm_sample: int) -> dict[str, Any]:
     sample = texts[:: max(1, len(texts) // minilm_sample)][:minilm_sample]
     minilm.embed(sample[:2], "document")  # load the model
     started = time.perf_counter()
-    embed_with_cache(minilm, None, sample, codecite.Config().embed_batch_size)
+    embed_with_cache(minilm, None, sample, codecite.Config().embed.embed_batch_size)
     minilm_rate = len(sample) / (time.perf_counter() - started)
     return {
         "chunks": len(texts),

@@ -324,7 +324,7 @@ def test_long_function_is_split_at_statements() -> None:
     assert parts[0].content.startswith("def build_invoice_lines(")
     assert parts[1].content.startswith("    # Footer with the company details.")
     for part in parts:
-        assert part.end_line - part.start_line + 1 <= CONFIG.max_chunk_lines
+        assert part.end_line - part.start_line + 1 <= CONFIG.index.max_chunk_lines
         assert part.context.endswith(f"of:\n{part.signature}")
         assert part.signature.startswith("def build_invoice_lines(order: Order")
     assert "# part 2 of 2 of:" in parts[1].context
@@ -397,8 +397,8 @@ def test_small_config_is_one_file_chunk() -> None:
 def test_large_text_uses_overlapping_windows() -> None:
     chunks = chunks_of("config.json")
     assert [c.kind for c in chunks] == ["window", "window"]
-    assert chunks[0].end_line - chunks[1].start_line + 1 == CONFIG.window_overlap
-    assert chunks[0].end_line - chunks[0].start_line + 1 == CONFIG.window_lines
+    assert chunks[0].end_line - chunks[1].start_line + 1 == CONFIG.index.window_overlap
+    assert chunks[0].end_line - chunks[0].start_line + 1 == CONFIG.index.window_lines
     text = "".join(f"word {i}\n" for i in range(100))
     windows = chunks_of("notes.txt", text, Config(window_lines=30, window_overlap=10))
     assert [(c.start_line, c.end_line) for c in windows] == [

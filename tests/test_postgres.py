@@ -752,9 +752,8 @@ def test_searcher_searches_vectors_in_the_database(
 def test_vector_search_setting_is_checked(tmp_path: Path) -> None:
     from codecite.config import load_config
 
-    assert load_config(tmp_path, environ={"CODECITE_VECTOR_SEARCH": "memory"}).vector_search == (
-        "memory"
-    )
+    config = load_config(tmp_path, environ={"CODECITE_VECTOR_SEARCH": "memory"})
+    assert config.search.vector_search == "memory"
     (tmp_path / "codecite.toml").write_text('vector_search = "hnsw"\n')
     with pytest.raises(ConfigError, match=r"'vector_search' \(one of: auto, memory, database"):
         load_config(tmp_path, environ={})
