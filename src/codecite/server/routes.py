@@ -20,8 +20,10 @@ from ..api import RELATIONS
 from ..errors import AmbiguousSymbolError, UserError
 from ..filters import Filters
 from ..retrieve.intent import analyse
-from .app import ApiError, AuditNote, ServerState, _error_response, _write_audit, error_body
+from .audit import AuditNote, write_audit
 from .auth import Principal
+from .context import ServerState
+from .errors import ApiError, error_body, error_response
 from .refresh import commits_between, verify_signature
 from .repos import RepoHit
 
@@ -254,11 +256,11 @@ def ask(request: Request, body: AskBody) -> dict[str, Any] | StreamingResponse:
             yield _sse("sources", data["sources"])
             yield _sse("done", data)
         except Exception as exc:
-            response = _error_response(exc)
+            response = error_response(exc)
             status = response.status_code
             yield _sse("error", json.loads(bytes(response.body)))
         finally:
-            _write_audit(server, request, _principal(request).user, status, started, note)
+            write_audit(server, request, _principal(request).user, status, started, note)
 
     return StreamingResponse(
         events(),

@@ -6,10 +6,11 @@ index or checks access."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ...answer.llm import EXTRACTIVE
 from ...types import Chunk
+from .spans import chunk_json, citation, cite
 
 if TYPE_CHECKING:
     from ...answer.answerer import Answer
@@ -32,40 +33,6 @@ class ToolOutput:
 
     text: str
     data: dict[str, Any]
-
-
-class Span(Protocol):
-    """Anything that covers lines of a file (a chunk, a citation, a definition)."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def start_line(self) -> int: ...
-    @property
-    def end_line(self) -> int: ...
-
-
-def citation(path: str, start: int, end: int) -> str:
-    return f"{path}:{start}-{end}"
-
-
-def cite(span: Span) -> str:
-    """``span`` as ``path:start-end``."""
-    return citation(span.path, span.start_line, span.end_line)
-
-
-def chunk_json(chunk: Chunk, repo: str) -> dict[str, Any]:
-    return {
-        "repo": repo,
-        "path": chunk.path,
-        "start_line": chunk.start_line,
-        "end_line": chunk.end_line,
-        "citation": cite(chunk),
-        "name": chunk.name,
-        "qualname": chunk.qualname,
-        "kind": chunk.kind,
-        "language": chunk.language,
-    }
 
 
 def label(chunk: Chunk) -> str:
