@@ -15,7 +15,6 @@ from pydantic import BaseModel, Field
 
 from ..answer.answerer import Answer
 from ..answer.llm import EXTRACTIVE, LLMChoice, resolve_llm
-from ..answer.streaming import stream_pieces
 from ..api import RELATIONS
 from ..errors import AmbiguousSymbolError, UserError
 from ..filters import Filters
@@ -273,16 +272,12 @@ def _stream(
     server: ServerState, repo: str, question: str, choice: LLMChoice, filters: Filters | None
 ) -> Generator[str, None, Answer]:
     """SSE ``token`` events while the answer is generated; returns the Answer."""
-    pieces = stream_pieces(
-        lambda on_token: server.pool.ask(repo, question, choice, filters=filters, on_token=on_token)
-    )
-    while True:
-        try:
-            piece = next(pieces)
-        except StopIteration as done:
-            answer: Answer = done.value
-            return answer
-        yield _sse("token", {"text": piece})
+    for item in server.pool.ask_stream(repo, question, choice, filters=filters):
+        if isinstance(item, str):
+            yield _sse("token", {"text": item})
+        else:
+            return item
+    raise AssertionError("an answer stream ends with its Answer")
 
 
 @router.get("/repos/{repo}/code", tags=["repositories"])
