@@ -570,6 +570,14 @@ class Index:
 
         return explain(self, target, llm=llm)
 
+    def write_prose(self, explanation: Explanation, llm: LLM) -> None:
+        """Have ``llm`` write the prose of an offline :meth:`explain` result from its facts
+        and code, at most ``answer_max_tokens`` tokens, its citations checked (unverified
+        ones flagged). Touches no store: a server runs it outside the repository's lock."""
+        from .explain import write_prose
+
+        write_prose(explanation, llm, max_tokens=self.config.answer_max_tokens)
+
     def changed_since_commit(self) -> set[str] | None:
         commit = self.store.get_meta("indexed_commit")
         return git_changed_paths(self.root, commit) if commit else None

@@ -14,14 +14,19 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from ..answer.answerer import Answer
-from ..answer.llm import LLMChoice
-from ..api import Index, open_index
+from .. import (
+    Answer,
+    FileHit,
+    Filters,
+    Index,
+    LLMChoice,
+    RepoHit,
+    is_shared_store,
+    open_index,
+    search_across,
+    search_files_across,
+)
 from ..errors import IndexMissingError
-from ..filters import Filters
-from ..retrieve.across import RepoHit, search_across, search_files_across
-from ..retrieve.types import FileHit
-from ..store.postgres import is_postgres_url
 from .config import RepoConfig
 
 __all__ = ["RepoHit", "RepoPool"]
@@ -50,7 +55,7 @@ class RepoPool:
         with self._open_lock:
             if name not in self._indexes:
                 repo = self.repos[name]
-                shared = is_postgres_url(str(self.overrides.get("store", "")))
+                shared = is_shared_store(str(self.overrides.get("store", "")))
                 if not shared and not (repo.index / "index.db").is_file():
                     raise IndexMissingError(
                         f"repository {name} has no index yet; an admin can build it with "

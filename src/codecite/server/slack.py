@@ -30,7 +30,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from ..answer.citations import parse_citations
+from .. import parse_citations
 from . import routes
 from .audit import write_audit
 from .auth import Principal

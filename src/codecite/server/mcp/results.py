@@ -8,17 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...answer.llm import EXTRACTIVE
-from ...types import Chunk
+from ... import EXTRACTIVE, Chunk
 from .spans import chunk_json, citation, cite
 
 if TYPE_CHECKING:
-    from ...answer.answerer import Answer
-    from ...api import FileLines, IndexStatus
+    from ... import Answer, FileHit, FileLines, IndexStatus, RepoHit
     from ...errors import AmbiguousSymbolError
-    from ...retrieve.types import FileHit
     from ..config import Limits
-    from ..repos import RepoHit
     from .symbols import Definition, Neighbour
 
 #: Lines of each hit's code shown in ``search_code``'s text (the rest: ``read_code``).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ...types import Chunk
+from ... import Chunk
 
 
 class Span(Protocol):

@@ -11,9 +11,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ...api import Index
+from ... import Chunk, Index
 from ...errors import UserError
-from ...types import Chunk
 from .spans import chunk_json, cite
 
 #: Definitions looked at when resolving a symbol; candidates listed when ambiguous.

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request, Response
 
-from ...api import FileLines
+from ... import FileLines
 from ...errors import CodeciteError, LineRangeError
 from .. import routes
 from ..errors import ApiError, error_response

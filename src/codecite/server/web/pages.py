@@ -17,9 +17,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from ... import CHUNK_KINDS, LANGUAGES
 from ...errors import CodeciteError
-from ...filters import LANGUAGES
-from ...types import CHUNK_KINDS
 from .. import routes
 from ..auth import Principal
 from ..context import client_address
