@@ -182,6 +182,72 @@ def test_ask_stream_streams_a_generated_answer_then_checks_it(shop: Path) -> Non
     assert [c.verified for c in answer.citations] == [True]
 
 
+class Steps:
+    """A lock that records when it is held (``in``/``out``), and a model that records
+    when it writes (``model``): the order of an answer's steps."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def __enter__(self) -> None:
+        self.events.append("in")
+
+    def __exit__(self, *exc: object) -> None:
+        self.events.append("out")
+
+
+class WritingModel:
+    """A chat model (:class:`codecite.LLM`) that answers ``text`` in two pieces."""
+
+    name = "test-model"
+
+    def __init__(self, text: str, steps: Steps) -> None:
+        self.text, self.steps = text, steps
+
+    def complete(self, messages, *, max_tokens=800, temperature=0.0, on_token=None):  # type: ignore[no-untyped-def]
+        self.steps.events.append("model")
+        half = len(self.text) // 2
+        for piece in (self.text[:half], self.text[half:]):
+            if on_token is not None:
+                on_token(piece)
+        return self.text
+
+
+def test_one_ask_driver_holds_the_lock_for_the_index_never_for_the_model(shop: Path) -> None:
+    """``Index.ask`` and ``ask_stream`` (and so a server's answers) read the index under
+    the caller's lock and let the model write outside it."""
+    question = "How is the loyalty discount computed?"
+    with codecite.open_index(shop, create=False) as index:
+        top = index.search(question, k=1).hits[0].chunk
+        text = f"It is computed in {top.path}:{top.start_line}-{top.end_line}."
+        for streamed in (False, True):
+            steps, pieces = Steps(), []
+            model = WritingModel(text, steps)
+            if streamed:
+                *pieces, answer = index.ask_stream(question, model, lock=steps)
+            else:
+                answer = index.ask(question, model, on_token=pieces.append, lock=steps)
+            assert isinstance(answer, codecite.Answer) and answer.answer == text
+            assert "".join(pieces) == text and len(pieces) == 2
+            assert [c.verified for c in answer.citations] == [True]
+            # the answerer, then prepare; the model outside the lock; then finish
+            assert steps.events == ["in", "out", "in", "out", "model", "in", "out"], streamed
+        steps = Steps()
+        extractive = index.ask(question, "extractive", lock=steps)
+        assert extractive.citations and steps.events == ["in", "out"] * 3
+
+
+def test_search_across_repositories(shop: Path) -> None:
+    with codecite.open_index(shop, create=False) as index:
+        alone = index.search("loyalty discount", k=3)
+        fused = codecite.search_across({"shop": index}, "loyalty discount", k=3)
+        files = codecite.search_files_across({"shop": index}, "loyalty discount", k=2)
+    assert all(isinstance(h, codecite.RepoHit) and h.repo == "shop" for h in fused)
+    assert [h.hit.chunk.id for h in fused] == [h.chunk.id for h in alone.hits]
+    assert fused[0].to_json()["repo"] == "shop"
+    assert len(files) == 2 and {f.repo for f in files} == {"shop"}
+
+
 def test_read_lines_is_the_one_reader_of_file_text(tmp_path: Path) -> None:
     """``Index.read_lines``: an indexed file as on disk now, scrubbed exactly as the
     index was; nothing outside the repository or the index; ranges checked (issue 21)."""
