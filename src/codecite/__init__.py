@@ -16,6 +16,7 @@ Library use::
 from __future__ import annotations
 
 import importlib
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,6 +30,20 @@ if TYPE_CHECKING:
     from .progress import Progress
     from .retrieve.types import FileHit, Hit, SearchResult
     from .types import Chunk, Edge, IndexReport
+
+# --- issue 22, "one door": what the server, web page, Slack, MCP and integrations use
+if TYPE_CHECKING:
+    from ._http import server_message
+    from .answer.citations import parse_citations
+    from .answer.llm import EXTRACTIVE
+    from .api import RELATIONS
+    from .filetext import clean_path
+    from .filters import LANGUAGES
+    from .retrieve.across import RepoHit, search_across, search_files_across
+    from .retrieve.intent import detect_intent
+    from .store.replicas import register_replicas
+    from .types import CHUNK_KINDS, MAX_K
+# --- end of issue 22's names
 
 # Public names → defining module. Imported on first use, so that importing one
 # stage (``codecite.chunking``) does not load the embedding model's stack.
@@ -57,6 +72,22 @@ _EXPORTS = {
     "SearchResult": "retrieve.types",
     "Chunk": "types",
     "Edge": "types",
+    # --- issue 22, "one door": what the server, web page, Slack, MCP and integrations use
+    # instead of internals. Each is documented where it is defined.
+    "parse_citations": "answer.citations",  # citations written in an answer's text
+    "EXTRACTIVE": "answer.llm",  # the answer mode without a model
+    "RELATIONS": "api",  # graph relations of Index.related
+    "clean_path": "filetext",  # a repository-relative path as the index names files
+    "LANGUAGES": "filters",  # languages a filter may name
+    "server_message": "http",  # the error message an HTTP server's response carries
+    "RepoHit": "retrieve.across",  # a hit of a search across repositories
+    "search_across": "retrieve.across",
+    "search_files_across": "retrieve.across",
+    "detect_intent": "retrieve.intent",  # a question's intent, as search reports it
+    "register_replicas": "store.replicas",  # read replicas of the shared store
+    "CHUNK_KINDS": "types",
+    "MAX_K": "types",  # the most results a search returns
+    # --- end of issue 22's names
 }
 
 
@@ -65,6 +96,18 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'codecite' has no attribute {name!r}")
     return getattr(importlib.import_module(f".{module}", __name__), name)
+
+
+# --- issue 22, "one door" (continued)
+def is_shared_store(location: str | PathLike[str]) -> bool:
+    """Whether ``location`` names the shared PostgreSQL store (a ``postgresql://`` URL,
+    DESIGN.md §13) rather than an index folder. Loads no store backend."""
+    from .store.urls import is_postgres_url
+
+    return isinstance(location, str) and is_postgres_url(location)
+
+
+# --- end of issue 22's names
 
 
 def __dir__() -> list[str]:
@@ -99,3 +142,21 @@ __all__ = [
     "open_existing",
     "open_index",
 ]
+# --- issue 22, "one door": what the server, web page, Slack, MCP and integrations use
+__all__ += [
+    "CHUNK_KINDS",
+    "EXTRACTIVE",
+    "LANGUAGES",
+    "MAX_K",
+    "RELATIONS",
+    "RepoHit",
+    "clean_path",
+    "detect_intent",
+    "is_shared_store",
+    "parse_citations",
+    "register_replicas",
+    "search_across",
+    "search_files_across",
+    "server_message",
+]
+# --- end of issue 22's names

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -258,21 +259,19 @@ class Index:
         *,
         filters: Filters | None = None,
         on_token: Callable[[str], None] | None = None,
+        lock: AbstractContextManager[Any] | None = None,
     ) -> Answer:
         """A grounded answer: every citation checked against the retrieved context.
 
         ``llm``: ``"auto"`` (a configured endpoint, else Ollama on localhost, else
         extractive), ``"extractive"`` (no model), ``"openai:MODEL"``, an :class:`LLM`,
         a :meth:`choose_llm` result, or None (extractive). ``on_token`` receives a
-        generated answer as it streams.
+        generated answer as it streams. ``lock`` (a server's lock of this index) is
+        held while the index is read, not while a model writes the answer.
         """
-        choice = self.choose_llm(llm)
-        draft = self.prepare_answer(question, choice, filters=filters)
-        text = None
-        if draft.messages is not None and choice.llm is not None:
-            text = self.answerer.generate(draft, choice.llm, on_token)
-        with self.store.reporting_damage():
-            return self.answerer.finish(draft, text)
+        from .answer.answerer import run_steps
+
+        return run_steps(self._answer_steps(question, llm, filters, lock, on_token=on_token))
 
     def prepare_answer(
         self, question: str, choice: LLMChoice, *, filters: Filters | None = None
@@ -306,22 +305,45 @@ class Index:
         llm: str | LLM | LLMChoice | None = "auto",
         *,
         filters: Filters | None = None,
+        lock: AbstractContextManager[Any] | None = None,
     ) -> Iterator[str | Answer]:
         """:meth:`ask`, streamed: the answer's pieces (``str``) as they arrive, then the
         checked :class:`Answer` as the last item (extractive answers come whole)."""
-        choice = self.choose_llm(llm)
-        answerer = self.answerer
-        draft = self.prepare_answer(question, choice, filters=filters)
-        text = None
-        if draft.messages is not None and choice.llm is not None:
-            from .answer.streaming import stream_pieces
+        answer = yield from self._answer_steps(question, llm, filters, lock, stream=True)
+        yield answer
 
-            model = choice.llm
-            text = yield from stream_pieces(
-                lambda on_token: answerer.generate(draft, model, on_token)
-            )
-        with self.store.reporting_damage():
-            yield answerer.finish(draft, text)
+    def _answer_steps(
+        self,
+        question: str,
+        llm: str | LLM | LLMChoice | None,
+        filters: Filters | None,
+        lock: AbstractContextManager[Any] | None,
+        *,
+        stream: bool = False,
+        on_token: Callable[[str], None] | None = None,
+    ) -> Generator[str, None, Answer]:
+        """:func:`~codecite.answer.answerer.answer_steps` (the one ask driver) over this
+        index: with query-time freshness, store damage reported, under ``lock``."""
+        from .answer.answerer import answer_steps
+
+        choice = self.choose_llm(llm)
+        held = lock if lock is not None else nullcontext()
+        with held:
+            answerer = self.answerer
+
+        @contextmanager
+        def hold() -> Iterator[None]:
+            with held, self.store.reporting_damage():
+                yield
+
+        return answer_steps(
+            answerer,
+            lambda: self.prepare_answer(question, choice, filters=filters),
+            choice.llm,
+            hold=hold,
+            stream=stream,
+            on_token=on_token,
+        )
 
     def choose_llm(self, llm: str | LLM | LLMChoice | None = "auto") -> LLMChoice:
         """The answer mode for ``llm`` (see :meth:`ask`) and why it was chosen."""
@@ -545,6 +567,14 @@ class Index:
         from .explain import explain
 
         return explain(self, target, llm=llm)
+
+    def write_prose(self, explanation: Explanation, llm: LLM) -> None:
+        """Have ``llm`` write the prose of an offline :meth:`explain` result from its facts
+        and code, at most ``answer_max_tokens`` tokens, its citations checked (unverified
+        ones flagged). Touches no store: a server runs it outside the repository's lock."""
+        from .explain import write_prose
+
+        write_prose(explanation, llm, max_tokens=self.config.answer.answer_max_tokens)
 
     def changed_since_commit(self) -> set[str] | None:
         commit = self.store.get_meta("indexed_commit")

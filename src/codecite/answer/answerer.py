@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..filetext import display_text
-from ..identifiers import tokenize
 from ..retrieve import Searcher
-from ..retrieve.intent import QueryInfo, analyse
-from ..retrieve.keyword import STOPWORDS
+from ..retrieve.intent import analyse
 from ..retrieve.pack import pack
 from ..retrieve.question import read_question
 from ..retrieve.search import append_query_log
@@ -35,12 +34,11 @@ from .extractive import AnswerBlock, ExtractiveAnswerer
 from .llm import EXTRACTIVE, LLM
 from .prompt import INSUFFICIENT, build_messages
 from .shape import Shape, question_shape
+from .streaming import stream_pieces
 from .terms import TermWeights
 
 log = logging.getLogger(__name__)
 
-#: Top hits whose text counts for the question-term coverage.
-COVERAGE_HITS = 5
 #: Evidence roles that are the question's own literal evidence.
 LITERAL = frozenset({"message"})
 #: Top hits whose model similarity is computed when the model tier is incomplete.
@@ -106,20 +104,6 @@ class Draft:
     messages: list[dict[str, str]] | None = None
 
 
-def retrieval_signals(info: QueryInfo, hits: Sequence[Hit]) -> dict[str, float]:
-    """Retrieval signals of a search: the best cosine similarity of a hit, and the
-    share of the question's terms that occur in the top hits (comparable across
-    repositories searched with one model, see ``server/repos.py``)."""
-    terms = {t for t in tokenize(info.text) if t not in STOPWORDS and len(t) > 2}
-    seen: set[str] = set()
-    for hit in hits[:COVERAGE_HITS]:
-        c = hit.chunk
-        seen.update(tokenize(f"{c.path} {c.qualname} {c.docstring} {c.content}"))
-    similarity = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
-    coverage = len(terms & seen) / len(terms) if terms else 0.0
-    return {"similarity": round(similarity, 4), "coverage": round(coverage, 4)}
-
-
 class Answerer:
     """Answers questions over one index with one searcher (models loaded once)."""
 
@@ -145,11 +129,15 @@ class Answerer:
         """Answer ``question`` with ``llm`` (None: the extractive answer, no model);
         ``llm_reason`` says why that one was chosen (``--llm auto``); sources from the
         files in ``stale`` (changed on disk, not re-indexed) are marked stale."""
-        draft = self.prepare(question, llm=llm, llm_reason=llm_reason, filters=filters, stale=stale)
-        text = (
-            None if draft.messages is None or llm is None else (self.generate(draft, llm, on_token))
+        steps = answer_steps(
+            self,
+            lambda: self.prepare(
+                question, llm=llm, llm_reason=llm_reason, filters=filters, stale=stale
+            ),
+            llm,
+            on_token=on_token,
         )
-        return self.finish(draft, text)
+        return run_steps(steps)
 
     # The three steps of ``ask``, for callers that run the model elsewhere (a stream
     # in another thread): only ``generate`` is slow, and it touches no store.
@@ -333,6 +321,48 @@ class Answerer:
                     "timings_ms": answer.timings_ms,
                 },
             )
+
+
+def answer_steps(
+    answerer: Answerer,
+    prepare: Callable[[], Draft],
+    llm: LLM | None,
+    *,
+    hold: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    stream: bool = False,
+    on_token: Callable[[str], None] | None = None,
+) -> Generator[str, None, Answer]:
+    """The one ask driver: ``prepare()`` (retrieval, evidence, abstention; an answer
+    that needs no model is complete there) → :meth:`Answerer.generate` (the model
+    writes the answer: the only slow step, and it touches no index) →
+    :meth:`Answerer.finish` (citations checked, the query logged).
+
+    ``hold()`` is entered around each step that reads the index (a server's
+    per-repository lock; store damage reporting), never around the model call. With
+    ``stream`` the model runs in a worker thread and its pieces are yielded as they
+    arrive; else it runs here, passing them to ``on_token``. Returns the checked
+    :class:`Answer` (``answer = yield from answer_steps(...)``; :func:`run_steps`)."""
+    with hold():
+        draft = prepare()
+    text: str | None = None
+    if draft.messages is not None and llm is not None:
+        model = llm
+        if stream:
+            text = yield from stream_pieces(lambda piece: answerer.generate(draft, model, piece))
+        else:
+            text = answerer.generate(draft, model, on_token)
+    with hold():
+        return answerer.finish(draft, text)
+
+
+def run_steps(steps: Generator[str, None, Answer]) -> Answer:
+    """The answer :func:`answer_steps` returns, its pieces (if any) dropped."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            answer: Answer = done.value
+            return answer
 
 
 def _blocks(hits: Sequence[Hit]) -> list[Block]:

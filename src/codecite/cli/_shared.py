@@ -20,14 +20,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from ..types import CHUNK_KINDS, MAX_K
+from .. import CHUNK_KINDS, MAX_K
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-    from ..api import Index
-    from ..filters import Filters
-    from ..progress import Progress as ProgressEvent
+    from .. import Filters, Index
+    from .. import Progress as ProgressEvent
 
 app = typer.Typer(
     name="codecite",
@@ -203,7 +202,7 @@ def open_for_query(
 ) -> Index:
     """The index of ``path`` (a repository folder; anything else is an error), else of
     ``--index``, else the nearest one above the current folder; opened read-only."""
-    from ..api import open_existing, open_index
+    from .. import open_existing, open_index
 
     if path is not None:
         return open_index(path, index_dir=index_dir, create=False, overrides=overrides)
@@ -212,7 +211,7 @@ def open_for_query(
 
 def parse_filters(lang: list[str] | None, path: str | None, kind: list[str] | None) -> Filters:
     """The --lang/--path/--kind options as validated filters."""
-    from ..filters import Filters
+    from .. import Filters
 
     return Filters.parse(lang, path, kind)
 

@@ -30,7 +30,7 @@ from ._shared import (
 )
 
 if TYPE_CHECKING:  # the answer stage loads when the command runs (start-up time)
-    from ..api import Answer
+    from .. import Answer
 
 
 @app.command()

@@ -111,7 +111,7 @@ def docs(
     """Write markdown documentation: one page per module and an index page, every
     statement cited and linked to the source lines. Re-running rewrites only the pages
     whose symbols changed."""
-    from ..api import open_existing
+    from .. import open_existing
     from ..explain.docs import INDEX_PAGE, write_docs
 
     if not path.exists():

@@ -69,7 +69,7 @@ def watch_command(
     Ctrl-C (exit 130) or SIGTERM (exit 0) stops it; the index stays consistent
     and `codecite index` or the next `watch` adds the vectors still missing.
     """
-    from ..api import open_index
+    from .. import open_index
     from ..index.watch import WatchOptions, watch
 
     overrides: dict[str, object] = {"embedder": embedder}

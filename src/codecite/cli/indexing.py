@@ -25,8 +25,7 @@ from ._shared import (
 )
 
 if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
-    from ..api import Index, IndexStatus
-    from ..types import IndexReport
+    from .. import Index, IndexReport, IndexStatus
 
 
 # --- index ------------------------------------------------------------------------
@@ -73,7 +72,7 @@ def index(
 
     Re-running indexes only what changed. Ctrl-C keeps what was done; run again to resume.
     """
-    from ..api import open_index
+    from .. import open_index
 
     overrides: dict[str, object] = {"embedder": embedder, **store_overrides(store, repo_name)}
     if stop:
@@ -226,7 +225,7 @@ def status(
 
 
 def _open(path: Path | None, index_dir: Path | None, overrides: dict[str, object]) -> Index:
-    from ..api import open_existing, open_index
+    from .. import open_existing, open_index
 
     if path is not None:
         return open_index(path, index_dir=index_dir, create=False, overrides=overrides)
@@ -317,7 +316,7 @@ def chunks(
     """Show how files were cut into chunks (read a few to check the chunking)."""
     from rich.syntax import Syntax
 
-    from ..api import open_existing
+    from .. import open_existing
 
     start = (
         target

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 import typer
 from rich.markup import escape
 
+from .. import MAX_K
 from ..errors import UserError
-from ..types import MAX_K
 from ._shared import (
     IndexOpt,
     JsonOpt,
@@ -37,9 +37,8 @@ from ._shared import (
 )
 
 if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
-    from ..api import FileHit, Hit, Index
+    from .. import FileHit, Filters, Hit, Index
     from ..evaluate import EvalReport
-    from ..filters import Filters
 
 #: Lines of code shown under each result in the terminal.
 SHOWN_LINES = 12

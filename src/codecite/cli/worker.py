@@ -62,7 +62,8 @@ def worker(
     """Run re-index jobs queued by `codecite serve` (store = "postgresql://...") until
     stopped (Ctrl-C / SIGTERM finish the running jobs first). One job per repository runs
     at a time across all workers."""
-    from ..api import is_shared_store, redact_url
+    from .. import is_shared_store
+    from ..api import redact_url
     from ..server.config import load_server_config
     from ..server.queue import MAINTENANCE_QUEUE, QUEUE, build_app, ensure_schema, worker_name
 

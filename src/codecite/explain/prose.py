@@ -97,4 +97,5 @@ def write_prose(expl: Explanation, llm: LLM, *, max_tokens: int = 800) -> None:
     expl.llm = llm.name
     expl.prose = llm.complete(explain_messages(expl), max_tokens=max_tokens).strip()
     check(expl)
+    expl.markdown = render(expl)  # the prose now leads it
     expl.timings_ms["llm"] = ms_since(started)

@@ -44,9 +44,7 @@ except ImportError as exc:
         f"pip install 'codecite[langchain]' ({exc})"
     ) from exc
 
-from .. import __version__
-from .._http import server_message
-from ..api import MAX_K, Index, open_index
+from .. import MAX_K, Filters, Hit, Index, __version__, open_index, server_message
 from ..errors import (
     ServerAuthError,
     ServerError,
@@ -56,8 +54,6 @@ from ..errors import (
     ServerUnavailableError,
     UserError,
 )
-from ..filters import Filters
-from ..retrieve.types import Hit
 
 __all__ = [
     "CodeciteRetriever",

@@ -16,7 +16,6 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -27,19 +26,12 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
-from ..errors import (
-    CodeciteError,
-    ConfigError,
-    IndexCorruptError,
-    IndexMissingError,
-    LineRangeError,
-    LLMError,
-    NotIndexedFileError,
-    TooLargeError,
-    UserError,
-)
-from .auth import LOCAL_USER, Principal
+from ..errors import CodeciteError, ConfigError
+from .audit import AuditNote, write_audit
+from .auth import Principal
 from .config import ServerConfig
+from .context import ServerState, authenticate, client_address
+from .errors import ApiError, error_body, error_response
 from .guards import VERDICT, FailureThrottle, RateLimiter, RequestGate
 from .jobs import Jobs
 from .mcp import CURRENT_CLIENT, CURRENT_PRINCIPAL
@@ -47,7 +39,7 @@ from .metrics import Metrics, route_name, route_templates
 from .queue import QueueJobs
 from .refresh import Poller
 from .repos import RepoPool
-from .state import AuditRecord, BaseStateStore, open_state
+from .state import BaseStateStore, open_state
 
 log = logging.getLogger(__name__)
 
@@ -56,49 +48,6 @@ log = logging.getLogger(__name__)
 PUBLIC_PATHS = frozenset(
     {"/healthz", "/docs", "/openapi.json", "/docs/oauth2-redirect"} | {"/", "/slack/commands"}
 )
-
-
-class ApiError(Exception):
-    """An error answered as ``{"error": {"code", "message"}}`` with ``status``."""
-
-    def __init__(
-        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.headers = status, code, message, headers
-
-
-def error_body(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
-
-
-@dataclass
-class AuditNote:
-    """What an endpoint adds to its request's audit row."""
-
-    repos: list[str] = field(default_factory=list)
-    question: str = ""
-    results: list[str] = field(default_factory=list)
-    citations: list[str] = field(default_factory=list)
-    detail: str = ""
-    #: Set by a streaming endpoint that writes its own row when the stream ends.
-    deferred: bool = False
-    #: A refusal of a throttled client: counted in the metrics, no row (a flood of
-    #: bad tokens must not fill the log; the row that started the throttle says so).
-    unaudited: bool = False
-
-
-@dataclass
-class ServerState:
-    """Everything the endpoints share (``request.app.state.codecite``)."""
-
-    config: ServerConfig
-    state: BaseStateStore
-    pool: RepoPool
-    jobs: Jobs | QueueJobs
-    metrics: Metrics
-    rate: RateLimiter
-    failures: FailureThrottle
 
 
 WEBHOOK_PATH = re.compile(r"^/api/v1/repos/[A-Za-z0-9][A-Za-z0-9._-]*/refresh$")
@@ -112,125 +61,6 @@ def is_public(path: str) -> bool:
         or path.startswith(("/docs", "/web/"))
         or WEBHOOK_PATH.match(path) is not None
     )
-
-
-def peer_address(request: Request) -> str:
-    """The address the connection comes from (a proxy's, behind one)."""
-    return request.client.host if request.client else ""
-
-
-def client_address(request: Request) -> str:
-    """Who is asking, for the audit log and the failed-authentication throttle: the peer,
-    or behind a trusted proxy the nearest address in ``X-Forwarded-For`` that is not one
-    of the trusted proxies (a client cannot push its way past them by sending one)."""
-    peer = peer_address(request)
-    server: ServerState | None = getattr(request.app.state, "codecite", None)
-    proxies = server.config.trusted_proxies if server is not None else ()
-    if peer not in proxies:
-        return peer
-    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",")]
-    return next((h for h in reversed(hops) if h and h not in proxies), peer)
-
-
-def authenticate(request: Request, server: ServerState) -> Principal:
-    """The caller, or :class:`ApiError` 401. A trusted proxy's user header counts only
-    from the configured proxy addresses (and the user needs an active token, whose
-    repositories apply)."""
-    config = server.config
-    if config.auth == "none":
-        return LOCAL_USER
-    if config.user_header and peer_address(request) in config.trusted_proxies:
-        user = request.headers.get(config.user_header, "").strip()
-        if user:
-            principal = server.state.principal_for_user(user)
-            if principal is None:
-                raise ApiError(401, "unauthorized", f"user {user!r} has no active token")
-            return principal
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        server.metrics.denied.labels("missing").inc()
-        raise ApiError(
-            401,
-            "unauthorized",
-            "missing token: send Authorization: Bearer TOKEN "
-            "(an admin creates one with `codecite token create`)",
-            {"WWW-Authenticate": "Bearer"},
-        )
-    principal, reason = server.state.check_token(token.strip())
-    if principal is None:
-        server.metrics.denied.labels(reason).inc()
-        raise ApiError(
-            401,
-            "unauthorized",
-            f"invalid token ({reason})",
-            {"WWW-Authenticate": 'Bearer error="invalid_token"'},
-        )
-    return principal
-
-
-def _error_response(exc: BaseException) -> JSONResponse:
-    if isinstance(exc, ApiError):
-        return JSONResponse(error_body(exc.code, exc.message), exc.status, headers=exc.headers)
-    if isinstance(exc, IndexMissingError):
-        return JSONResponse(error_body("not_indexed", str(exc)), 409)
-    if isinstance(exc, IndexCorruptError):
-        return JSONResponse(error_body("index_damaged", str(exc)), 500)
-    if isinstance(exc, LLMError):  # the model endpoint failed: not the caller's fault
-        log.warning("the answer model failed: %s", exc)
-        return JSONResponse(error_body("llm_unavailable", public_llm_message(exc)), 502)
-    if isinstance(exc, NotIndexedFileError):  # one answer for "outside", "skipped", "none"
-        return JSONResponse(error_body("not_found", "no such indexed file"), 404)
-    if isinstance(exc, TooLargeError):
-        return JSONResponse(error_body("too_large", str(exc)), 413)
-    if isinstance(exc, LineRangeError):
-        return JSONResponse(error_body("invalid_request", str(exc)), 422)
-    if isinstance(exc, ConfigError):
-        return JSONResponse(error_body("server_config", str(exc)), 500)
-    if isinstance(exc, UserError):
-        return JSONResponse(error_body("bad_request", str(exc)), 400)
-    log.error("internal error", exc_info=exc)
-    return JSONResponse(error_body("internal", "internal error; the server log has details"), 500)
-
-
-#: Where a model endpoint's address shows in its errors: URLs and host:port pairs.
-_ENDPOINT = re.compile(
-    r"\b[a-z][a-z0-9+.-]*://[^\s)\]'\"]+|\b[\w.-]+\.\w+:\d{2,5}\b|\[[0-9a-f:]+\]:\d+"
-)
-
-
-def public_llm_message(exc: LLMError) -> str:
-    """A model failure as a caller may read it: without the endpoint's address (the
-    server's log has the whole message)."""
-    text = _ENDPOINT.sub("the model endpoint", str(exc))
-    return (
-        f"the answer model failed: {text} (the server's log names the endpoint; send "
-        '"llm": "extractive" for an answer without the model)'
-    )
-
-
-def _write_audit(
-    server: ServerState, request: Request, user: str, status: int, started: float, note: AuditNote
-) -> None:
-    try:
-        server.state.audit(
-            AuditRecord(
-                time=time.time(),
-                user=user,
-                client=client_address(request),
-                method=request.method,
-                endpoint=request.url.path,
-                status=status,
-                latency_ms=round((time.perf_counter() - started) * 1000, 3),
-                repos=note.repos,
-                question=note.question,
-                results=note.results,
-                citations=note.citations,
-                detail=note.detail,
-            )
-        )
-    except Exception:  # an audit failure is logged loudly but does not hide the answer
-        log.exception("could not write the audit row")
 
 
 def _refusal(request: Request, server: ServerState) -> ApiError | None:
@@ -311,7 +141,7 @@ def _install_middleware(app: FastAPI, server: ServerState) -> None:
                 CURRENT_CLIENT.reset(client)
                 CURRENT_PRINCIPAL.reset(token)
         except Exception as exc:
-            response = _error_response(exc)
+            response = error_response(exc)
         name = route_name(request)
         server.metrics.requests.labels(name, str(response.status_code)).inc()
         server.metrics.latency.labels(name).observe(time.perf_counter() - started)
@@ -320,7 +150,7 @@ def _install_middleware(app: FastAPI, server: ServerState) -> None:
             audited = False  # each tool call writes its own row (mcp/server.py)
         if audited and not note.deferred and not note.unaudited:
             principal = request.state.principal
-            _write_audit(
+            write_audit(
                 server,
                 request,
                 principal.user if principal else "-",
@@ -334,11 +164,11 @@ def _install_middleware(app: FastAPI, server: ServerState) -> None:
 def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return _error_response(exc)
+        return error_response(exc)
 
     @app.exception_handler(CodeciteError)
     async def codecite_error(_: Request, exc: CodeciteError) -> JSONResponse:
-        return _error_response(exc)
+        return error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -365,7 +195,7 @@ def _install_errors(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def internal(_: Request, exc: Exception) -> JSONResponse:
-        return _error_response(exc)
+        return error_response(exc)
 
 
 def create_app(
@@ -386,7 +216,7 @@ def create_app(
         )
     store = state or open_state(config.state)
     if config.store_replicas:  # queries read from the replicas, writes go to the primary
-        from ..store.replicas import register_replicas
+        from .. import register_replicas
 
         register_replicas(config.store, config.store_replicas)
     repos = pool or RepoPool(config.repos, config.overrides)

@@ -1,10 +1,11 @@
 """The repositories a server (or an MCP session) answers from: each opened read-only
 once, on first use, through the public API (:func:`codecite.open_index`), its models
 and vectors kept loaded. SQLite connections are not for two threads at once, so each
-repository has a lock; a generated answer's slow model call runs outside it
-(:meth:`Answerer.prepare` / ``generate`` / ``finish``).
+repository has a lock; a generated answer's slow model call runs outside it (the
+``lock`` of :meth:`codecite.Index.ask`).
 
-Searching several repositories fuses their rankings into one (:func:`fuse_repos`).
+Searching several repositories fuses their rankings into one
+(:func:`codecite.search_across`, the retrieval stage ``retrieve/across.py``).
 """
 
 from __future__ import annotations
@@ -12,64 +13,23 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 
-from ..answer.answerer import Answer, retrieval_signals
-from ..answer.llm import LLMChoice
-from ..api import Index, open_index
+from .. import (
+    Answer,
+    FileHit,
+    Filters,
+    Index,
+    LLMChoice,
+    RepoHit,
+    is_shared_store,
+    open_index,
+    search_across,
+    search_files_across,
+)
 from ..errors import IndexMissingError
-from ..filters import Filters
-from ..retrieve.intent import analyse
-from ..retrieve.types import FileHit, Hit, SearchResult
-from ..store.postgres import is_postgres_url
 from .config import RepoConfig
 
-#: Cosine similarity that unrelated code reaches anyway (unanswerable questions scored
-#: 0.12-0.33 on the shop fixture): only the part above it counts as relevance.
-SIMILARITY_FLOOR = 0.2
-#: Relevance of a repository with nothing above the floor (its hits still rank, last).
-MIN_RELEVANCE = 1e-3
-
-
-@dataclass(frozen=True)
-class RepoHit:
-    """A hit of a multi-repository search: the repository it comes from and its fused score."""
-
-    repo: str
-    hit: Hit
-    score: float
-
-    def to_json(self, with_content: bool = True) -> dict[str, object]:
-        data = self.hit.to_json(with_content)
-        data["repo"], data["score"] = self.repo, round(self.score, 6)
-        return data
-
-
-def repo_relevance(result: SearchResult) -> float:
-    """How well a repository's hits answer the question, comparable across
-    repositories (one model, one question): the best cosine similarity above
-    :data:`SIMILARITY_FLOOR`, times one plus the share of the question's terms found in
-    its top hits (measured on three repositories, see the closing note of issue 9)."""
-    info = result.info or analyse(result.query)
-    signals = retrieval_signals(info, result.hits)
-    above = max(MIN_RELEVANCE, signals["similarity"] - SIMILARITY_FLOOR)
-    return above * (1.0 + signals["coverage"])
-
-
-def fuse_repos(results: dict[str, SearchResult], k: int) -> list[RepoHit]:
-    """One ranking from several repositories' rankings. Within a repository a hit keeps
-    its share of that repository's best score; across repositories that share is
-    scaled by the repository's relevance to the question, so a question about one
-    repository is not filled with the best-of-the-rest of the others."""
-    scored: list[RepoHit] = []
-    for repo, result in results.items():
-        if not result.hits:
-            continue
-        top = max(h.score for h in result.hits) or 1.0
-        weight = repo_relevance(result)
-        scored += [RepoHit(repo, h, weight * h.score / top) for h in result.hits]
-    scored.sort(key=lambda r: -r.score)
-    return scored[:k]
+__all__ = ["RepoHit", "RepoPool"]
 
 
 class RepoPool:
@@ -95,7 +55,7 @@ class RepoPool:
         with self._open_lock:
             if name not in self._indexes:
                 repo = self.repos[name]
-                shared = is_postgres_url(str(self.overrides.get("store", "")))
+                shared = is_shared_store(str(self.overrides.get("store", "")))
                 if not shared and not (repo.index / "index.db").is_file():
                     raise IndexMissingError(
                         f"repository {name} has no index yet; an admin can build it with "
@@ -116,27 +76,23 @@ class RepoPool:
         except IndexMissingError:
             return ""
 
+    def _opened(self, names: Sequence[str]) -> dict[str, Index]:
+        return {name: self._index(name) for name in names}
+
     def search(
         self, names: Sequence[str], query: str, *, k: int = 10, filters: Filters | None = None
     ) -> list[RepoHit]:
         """Fused hits of ``query`` over ``names`` (the caller has checked access)."""
-        results: dict[str, SearchResult] = {}
-        for name in names:
-            with self.using(name) as index:
-                results[name] = index.search(query, k=k, filters=filters)
-        return fuse_repos(results, k)
+        opened = self._opened(names)
+        return search_across(opened, query, k=k, filters=filters, locks=self._locks)
 
     def search_files(
         self, names: Sequence[str], query: str, *, k: int = 10, filters: Filters | None = None
     ) -> list[FileHit]:
         """The ``k`` best files of ``query`` over ``names`` (each names its ``repo``),
         each with its best chunks; the caller has checked access."""
-        found: list[FileHit] = []
-        for name in names:
-            with self.using(name) as index:
-                files = index.search(query, k=k, filters=filters, files=True).files or []
-            found += [replace(f, repo=name) for f in files]
-        return sorted(found, key=lambda f: -f.score)[:k]
+        opened = self._opened(names)
+        return search_files_across(opened, query, k=k, filters=filters, locks=self._locks)
 
     def ask(
         self,
@@ -148,15 +104,18 @@ class RepoPool:
         on_token: Callable[[str], None] | None = None,
     ) -> Answer:
         """A checked answer from one repository; the model call runs outside its lock."""
-        with self.using(name) as index:
-            answerer = index.answerer
-            draft = index.prepare_answer(question, choice, filters=filters)
-        text = None
-        if draft.messages is not None and choice.llm is not None:
-            text = answerer.generate(draft, choice.llm, on_token)
-        with self.using(name):
-            answer = answerer.finish(draft, text)
-        return answer
+        index = self._index(name)
+        return index.ask(
+            question, choice, filters=filters, on_token=on_token, lock=self._locks[name]
+        )
+
+    def ask_stream(
+        self, name: str, question: str, choice: LLMChoice, *, filters: Filters | None = None
+    ) -> Iterator[str | Answer]:
+        """:meth:`ask`, streamed (:meth:`codecite.Index.ask_stream`): the pieces of a
+        generated answer, then the checked :class:`Answer`."""
+        index = self._index(name)
+        return index.ask_stream(question, choice, filters=filters, lock=self._locks[name])
 
     def close(self) -> None:
         with self._open_lock:

@@ -13,17 +13,13 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from ..answer.answerer import Answer
-from ..answer.llm import EXTRACTIVE, LLMChoice, resolve_llm
-from ..answer.streaming import stream_pieces
-from ..api import RELATIONS
+from .. import EXTRACTIVE, RELATIONS, Answer, Filters, LLMChoice, RepoHit, detect_intent
 from ..errors import AmbiguousSymbolError, UserError
-from ..filters import Filters
-from ..retrieve.intent import analyse
-from .app import ApiError, AuditNote, ServerState, _error_response, _write_audit, error_body
+from .audit import AuditNote, write_audit
 from .auth import Principal
+from .context import ServerState
+from .errors import ApiError, error_body, error_response
 from .refresh import commits_between, verify_signature
-from .repos import RepoHit
 
 router = APIRouter(prefix="/api/v1")
 
@@ -151,7 +147,7 @@ def _search_files(request: Request, body: SearchBody, names: list[str]) -> dict[
     note.results = [f"{f.repo}:{f.path}" for f in files]
     return {
         "query": body.query,
-        "intent": analyse(body.query).intent,
+        "intent": detect_intent(body.query),
         "repos": names,
         "files": [f.to_json() for f in files],
     }
@@ -174,7 +170,7 @@ def search(request: Request, body: SearchBody) -> dict[str, Any]:
         _location(h.repo, h.hit.chunk.path, h.hit.chunk.start_line, h.hit.chunk.end_line)
         for h in hits
     ]
-    intent = analyse(body.query).intent
+    intent = detect_intent(body.query)
     return {
         "query": body.query,
         "intent": intent,
@@ -197,7 +193,7 @@ def _choice(server: ServerState, repo: str, mode: str) -> LLMChoice:
     if mode == EXTRACTIVE:
         return LLMChoice(None, EXTRACTIVE, "asked for (extractive)")
     with server.pool.using(repo) as index:
-        return resolve_llm(index.config.answer.llm, index.config)
+        return index.choose_llm(index.config.answer.llm)
 
 
 def _pick_repo(request: Request, body: AskBody) -> str:
@@ -254,11 +250,11 @@ def ask(request: Request, body: AskBody) -> dict[str, Any] | StreamingResponse:
             yield _sse("sources", data["sources"])
             yield _sse("done", data)
         except Exception as exc:
-            response = _error_response(exc)
+            response = error_response(exc)
             status = response.status_code
             yield _sse("error", json.loads(bytes(response.body)))
         finally:
-            _write_audit(server, request, _principal(request).user, status, started, note)
+            write_audit(server, request, _principal(request).user, status, started, note)
 
     return StreamingResponse(
         events(),
@@ -271,16 +267,12 @@ def _stream(
     server: ServerState, repo: str, question: str, choice: LLMChoice, filters: Filters | None
 ) -> Generator[str, None, Answer]:
     """SSE ``token`` events while the answer is generated; returns the Answer."""
-    pieces = stream_pieces(
-        lambda on_token: server.pool.ask(repo, question, choice, filters=filters, on_token=on_token)
-    )
-    while True:
-        try:
-            piece = next(pieces)
-        except StopIteration as done:
-            answer: Answer = done.value
-            return answer
-        yield _sse("token", {"text": piece})
+    for item in server.pool.ask_stream(repo, question, choice, filters=filters):
+        if isinstance(item, str):
+            yield _sse("token", {"text": item})
+        else:
+            return item
+    raise AssertionError("an answer stream ends with its Answer")
 
 
 @router.get("/repos/{repo}/code", tags=["repositories"])
@@ -319,8 +311,6 @@ def symbol_explain(
     qualname or name, ``path`` picking one of several definitions (an ambiguous name
     is a 409 that lists them). ``llm=default``: the server's model writes the prose
     from the facts, outside the repository's lock; its citations are checked."""
-    from ..explain import write_prose
-
     server = _server(request)
     readable_repos(request, [repo])
     note = _note(request)
@@ -330,15 +320,14 @@ def symbol_explain(
     try:
         with server.pool.using(repo) as index:
             explanation = index.explain(target)
-            max_tokens = index.config.answer.answer_max_tokens
     except AmbiguousSymbolError as exc:
         listed = "; ".join(f"{p}:{s} {q} ({k})" for p, s, _, q, k in exc.candidates)
         message = f"{qualname!r} names {len(exc.candidates)} definitions in {repo}: {listed}"
         raise ApiError(409, "ambiguous", f"{message}; pass ?path=FILE to pick one") from None
     except UserError as exc:  # no such symbol (nothing here calls a model)
         raise ApiError(404, "not_found", str(exc)) from None
-    if choice.llm is not None:
-        write_prose(explanation, choice.llm, max_tokens=max_tokens)
+    if choice.llm is not None:  # outside the lock: writing the prose reads no index
+        index.write_prose(explanation, choice.llm)
     s = explanation.symbol
     note.results = [_location(repo, s.path, s.start_line, explanation.end_line)]
     note.citations = [

@@ -30,11 +30,13 @@ from fastapi import FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from ..answer.citations import parse_citations
+from .. import parse_citations
 from . import routes
-from .app import ServerState, _error_response, _write_audit, client_address, error_body
+from .audit import write_audit
 from .auth import Principal
 from .config import SlackConfig
+from .context import ServerState, client_address
+from .errors import error_body, error_response
 from .state_base import BaseStateStore
 from .web.render import abstained
 
@@ -233,7 +235,7 @@ class SlackCommands:
             assert isinstance(data, dict)
             payload = {"response_type": slack.response_type, "text": slack_message(slack, data)}
         except Exception as exc:
-            response = _error_response(exc)
+            response = error_response(exc)
             status = response.status_code
             message = json.loads(bytes(response.body))["error"]["message"]
             payload = {
@@ -245,7 +247,7 @@ class SlackCommands:
         except httpx.HTTPError as exc:
             log.warning("could not post the Slack answer to its response_url: %s", exc)
             request.state.note.detail = f"slack: the answer could not be posted ({exc})"
-        _write_audit(server, request, principal.user, status, started, request.state.note)
+        write_audit(server, request, principal.user, status, started, request.state.note)
 
 
 def _reply(text: str) -> JSONResponse:
@@ -267,7 +269,7 @@ def install_slack(app: FastAPI) -> None:
 
         def refuse(status: int, code: str, message: str, user: str = "-") -> JSONResponse:
             note.detail = f"slack: {message}"
-            _write_audit(server, request, user, status, started, note)
+            write_audit(server, request, user, status, started, note)
             return JSONResponse(error_body(code, message), status)
 
         if slack is None:

@@ -6,18 +6,15 @@ index or checks access."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from ...answer.llm import EXTRACTIVE
-from ...types import Chunk
+from ... import EXTRACTIVE, Chunk
+from .spans import chunk_json, citation, cite
 
 if TYPE_CHECKING:
-    from ...answer.answerer import Answer
-    from ...api import FileLines, IndexStatus
+    from ... import Answer, FileHit, FileLines, IndexStatus, RepoHit
     from ...errors import AmbiguousSymbolError
-    from ...retrieve.types import FileHit
     from ..config import Limits
-    from ..repos import RepoHit
     from .symbols import Definition, Neighbour
 
 #: Lines of each hit's code shown in ``search_code``'s text (the rest: ``read_code``).
@@ -32,40 +29,6 @@ class ToolOutput:
 
     text: str
     data: dict[str, Any]
-
-
-class Span(Protocol):
-    """Anything that covers lines of a file (a chunk, a citation, a definition)."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def start_line(self) -> int: ...
-    @property
-    def end_line(self) -> int: ...
-
-
-def citation(path: str, start: int, end: int) -> str:
-    return f"{path}:{start}-{end}"
-
-
-def cite(span: Span) -> str:
-    """``span`` as ``path:start-end``."""
-    return citation(span.path, span.start_line, span.end_line)
-
-
-def chunk_json(chunk: Chunk, repo: str) -> dict[str, Any]:
-    return {
-        "repo": repo,
-        "path": chunk.path,
-        "start_line": chunk.start_line,
-        "end_line": chunk.end_line,
-        "citation": cite(chunk),
-        "name": chunk.name,
-        "qualname": chunk.qualname,
-        "kind": chunk.kind,
-        "language": chunk.language,
-    }
 
 
 def label(chunk: Chunk) -> str:

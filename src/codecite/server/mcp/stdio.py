@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...api import find_index
+from ... import find_index
 from ...errors import IndexMissingError
 from ..auth import LOCAL_USER
 from ..config import RepoConfig

@@ -11,10 +11,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ...api import Index
+from ... import Chunk, Index
 from ...errors import UserError
-from ...types import Chunk
-from .results import chunk_json, cite
+from .spans import chunk_json, cite
 
 #: Definitions looked at when resolving a symbol; candidates listed when ambiguous.
 SYMBOL_LIMIT = 50

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import threading
 
-from ...answer.llm import LLMChoice, resolve_llm
-from ...api import Index
+from ... import Filters, Index, LLMChoice, clean_path
 from ...errors import AmbiguousSymbolError, NotIndexedFileError, UserError
-from ...filetext import clean_path
-from ...filters import Filters
 from ..auth import Principal
 from ..config import Limits
 from ..repos import RepoPool
@@ -143,7 +140,7 @@ class CodeTools:
                 return self._llm[name]
         with self.pool.using(name) as index:
             config = index.config
-        choice = resolve_llm(config.answer.llm, config)
+        choice = index.choose_llm(config.answer.llm)  # outside the lock: it may ask a server
         with self._llm_lock:
             return self._llm.setdefault(name, choice)
 

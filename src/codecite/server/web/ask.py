@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, ValidationError
 
 from .. import routes
-from ..app import ApiError, _error_response
+from ..errors import ApiError, error_response
 from .data import audit, freshness_cache
 from .pages import TEMPLATES, signed_in
 from .render import (
@@ -118,7 +118,7 @@ async def page_ask(request: Request) -> Response:
         body = routes.AskBody(question=asked.question, repos=asked.repos or None)
         result = await run_in_threadpool(routes.ask, request, body)
     except Exception as exc:
-        response = _error_response(exc)
+        response = error_response(exc)
         audit(request, response.status_code, started, "web ask")
         return response
     if not isinstance(result, StreamingResponse):  # the browser did not ask for a stream

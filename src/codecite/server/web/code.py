@@ -13,10 +13,10 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request, Response
 
-from ...api import FileLines
+from ... import FileLines
 from ...errors import CodeciteError, LineRangeError
 from .. import routes
-from ..app import ApiError, _error_response
+from ..errors import ApiError, error_response
 from .data import audit, freshness_cache
 from .pages import error_message, gate, page
 from .render import code_url, highlight_lines
@@ -142,7 +142,7 @@ def code_page(
         symbol = symbol or _symbol_at(request, repo, path, start, end)
         graph = _graph(request, repo, path, symbol, back) if symbol else []
     except (ApiError, CodeciteError) as exc:
-        response = _error_response(exc)
+        response = error_response(exc)
         audit(request, response.status_code, started, "web code view")
         heading = "Not found" if response.status_code in (403, 404) else "Could not show the code"
         return page(

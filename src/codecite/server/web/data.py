@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from fastapi import Request
 
 from ...errors import CodeciteError
-from ..app import ServerState, _write_audit
+from ..audit import write_audit
 from ..auth import Principal
+from ..context import ServerState
 from .render import share_url
 
 #: Seconds an index's freshness is reused before the repository is walked again.
@@ -145,4 +146,4 @@ def audit(request: Request, status: int, started: float, detail: str = "") -> No
     if detail:
         note.detail = detail
     principal: Principal | None = request.state.principal
-    _write_audit(server, request, principal.user if principal else "-", status, started, note)
+    write_audit(server, request, principal.user if principal else "-", status, started, note)

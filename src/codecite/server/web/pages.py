@@ -17,12 +17,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from ... import CHUNK_KINDS, LANGUAGES
 from ...errors import CodeciteError
-from ...filters import LANGUAGES
-from ...types import CHUNK_KINDS
 from .. import routes
-from ..app import ApiError, _error_response, client_address
 from ..auth import Principal
+from ..context import client_address
+from ..errors import ApiError, error_response
 from .data import Freshness, audit, freshness_cache, recent_questions
 from .render import code_url, highlight_css, highlight_lines, share_url
 from .session import (
@@ -260,7 +260,7 @@ def search_page(request: Request) -> Response:
             hits = [_hit_view(h, back) for h in found["results"]]
             audit(request, 200, started, "web search")
         except (ApiError, CodeciteError) as exc:
-            response = _error_response(exc)
+            response = error_response(exc)
             error = error_message(response)
             audit(request, response.status_code, started, "web search")
     return page(

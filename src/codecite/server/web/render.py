@@ -20,7 +20,7 @@ from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.lexers.special import TextLexer
 from pygments.util import ClassNotFound
 
-from ...answer.citations import parse_citations
+from ... import parse_citations
 
 #: Pygments style of the code view: its colours keep a WCAG AA contrast (4.5:1) on
 #: white and on the highlighted lines' background (checked in tests/test_web.py).

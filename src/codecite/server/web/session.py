@@ -25,8 +25,9 @@ from urllib.parse import urlsplit
 
 from fastapi import Request, Response
 
-from ..app import ApiError, ServerState, authenticate
 from ..auth import LOCAL_USER, Principal
+from ..context import ServerState, authenticate
+from ..errors import ApiError
 
 SESSION_COOKIE = "codecite_session"
 CSRF_COOKIE = "codecite_csrf"
