@@ -79,7 +79,7 @@ _EXPORTS = {
     "RELATIONS": "api",  # graph relations of Index.related
     "clean_path": "filetext",  # a repository-relative path as the index names files
     "LANGUAGES": "filters",  # languages a filter may name
-    "server_message": "http",  # the error message an HTTP server's response carries
+    "server_message": "_http",  # the error message an HTTP server's response carries
     "RepoHit": "retrieve.across",  # a hit of a search across repositories
     "search_across": "retrieve.across",
     "search_files_across": "retrieve.across",
