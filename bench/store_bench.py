@@ -77,7 +77,7 @@ from codecite.retrieve.vector import VectorIndex  # noqa: E402
 from codecite.store.postgres import PostgresStore  # noqa: E402
 from codecite.store.protocols import Tier  # noqa: E402
 from codecite.store.sqlite import SQLiteStore  # noqa: E402
-from codecite.store.sqlite_base import CHUNK_COLS, row_to_chunk  # noqa: E402
+from codecite.store.sqlite.base import CHUNK_COLS, row_to_chunk  # noqa: E402
 from codecite.tokens import keyword_row  # noqa: E402
 from codecite.types import Chunk  # noqa: E402
 

@@ -31,8 +31,8 @@ from codecite.retrieve.keyword import query_terms
 from codecite.store import open_store
 from codecite.store.copy import copy_index
 from codecite.store.postgres import PostgresStore, repositories
-from codecite.store.postgres_base import path_condition
-from codecite.store.postgres_migrations import FORMAT_VERSION
+from codecite.store.postgres.base import path_condition
+from codecite.store.postgres.migrations import FORMAT_VERSION
 from codecite.store.protocols import (
     ChunkReader,
     GraphReader,
@@ -676,7 +676,7 @@ def test_terms_set_aside_leave_the_ranking_as_fts5(
 ) -> None:
     """On real code, queries that mix common and rare terms set the common ones aside
     (and retry with fewer when the bound fails), yet return what FTS5 returns."""
-    from codecite.store import postgres_search
+    from codecite.store.postgres import search as postgres_search
 
     sqlite, pg = own_code
     assert pg.document_count() == sqlite.document_count() > 1000

@@ -222,7 +222,7 @@ def test_queries_read_from_a_replica_and_writes_go_to_the_primary(
     import codecite
     from codecite.server.app import create_app
     from codecite.server.config import load_server_config
-    from codecite.store.replicas import register_replicas, replicas_for
+    from codecite.store.postgres.replicas import register_replicas, replicas_for
 
     replica = f"{pg_url}?connect_timeout=5"
     dead = f"postgresql://postgres@127.0.0.1:{free_port()}/nothing"

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from .indexer import IndexReport
     from .progress import Progress
     from .retrieve.types import FileHit, Hit, SearchResult
+
+    # issue 22 (the store decides its backend once): what the server's state and jobs use
+    from .store import index_exists, is_shared_store
     from .types import Chunk, Edge
 
 # Public names → defining module. Imported on first use, so that importing one
@@ -58,6 +61,9 @@ _EXPORTS = {
     "SearchResult": "retrieve.types",
     "Chunk": "types",
     "Edge": "types",
+    # issue 22 (the store decides its backend once): what the server's state and jobs use
+    "index_exists": "store",
+    "is_shared_store": "store",
 }
 
 
@@ -96,6 +102,8 @@ __all__ = [
     "SearchResult",
     "UserError",
     "find_index",
+    "index_exists",
+    "is_shared_store",
     "load_config",
     "open_existing",
     "open_index",

@@ -30,11 +30,10 @@ from .freshness import Freshness, Tracker
 from .progress import ProgressFn
 from .retrieve import Searcher
 from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
-from .store import Store, open_store
+from .store import Store, index_exists, open_store
+from .store import is_shared_store as is_shared_store  # the CLI's worker asks it
 from .store.protocols import TIERS, Tier
-from .store.sqlite import SQLiteStore
-from .store.sqlite_base import DB_NAME, OWN_FILES
-from .store.urls import is_postgres_url
+from .store.sqlite.base import DB_NAME, OWN_FILES
 from .types import INDEX_DIRNAME, MAX_K, Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
 
@@ -388,7 +387,7 @@ class Index:
             if embed or full:  # before the writer lock: the worker takes it to write
                 worker.stop_worker(self.dir)
             with self.store.writer_lock(on_wait):
-                if not isinstance(self.store, SQLiteStore):  # a shared store: found by name
+                if self.store.shared:  # a repository of a shared store is found by name
                     with self.store.transaction():  # from any folder, even mid-run
                         self.store.set_meta({"repo": self.repo, "root": str(self.root)})
                 report = indexer.run(full=full, embed=embed, background=background)
@@ -585,25 +584,23 @@ def open_index(
     """
     root = _root_of(path)
     folder = Path(index_dir).expanduser().resolve() if index_dir else root / INDEX_DIRNAME
-    if config is None and is_postgres_url(_store_setting(overrides)):
-        config = load_config(root, overrides=overrides)
-    if config is not None and is_postgres_url(config.store):  # shared store (DESIGN §13)
-        shared = open_store(
-            config.store,
-            repo=config.repo_name or root.name,
-            index_dir=folder,
-            create=create,
-            readonly=not create,
-        )
-        return Index(root, folder, config, shared)
-    if not create and not (folder / DB_NAME).is_file():
-        raise IndexMissingError(f"no index at {folder}; build one with `codecite index {path}`")
-    if create:
-        _check_index_folder(folder)
-    cfg = config or load_config(root, overrides=overrides)
-    if is_postgres_url(cfg.store):  # set in the repository's codecite.toml
-        return open_index(root, index_dir=index_dir, config=cfg, create=create)
-    store = SQLiteStore(folder, create=create, readonly=not create, discard_damaged=discard_damaged)
+    cfg = config
+    if cfg is None and is_shared_store(_store_setting(overrides)):
+        cfg = load_config(root, overrides=overrides)  # a shared store needs the repo's name
+    if cfg is None or not is_shared_store(cfg.store):  # the folder's own index, so far
+        if not create and not index_exists(folder):
+            raise IndexMissingError(f"no index at {folder}; build one with `codecite index {path}`")
+        if create:
+            _check_index_folder(folder)
+        cfg = cfg or load_config(root, overrides=overrides)  # may name a shared store
+    store = open_store(
+        cfg.store if is_shared_store(cfg.store) else folder,
+        repo=cfg.repo_name or root.name,
+        index_dir=folder,
+        create=create,
+        readonly=not create,
+        discard_damaged=discard_damaged,
+    )
     return Index(root, folder, cfg, store)
 
 
@@ -641,13 +638,13 @@ def open_existing(
     above ``start``. With a shared store (``--store URL`` / ``CODECITE_STORE``) the
     repository is the one named ``--repo-name`` (else the nearest index folder's
     repository), found from any folder: its root is recorded in the database."""
-    if is_postgres_url(_store_setting(overrides)) and not index_dir:
+    if is_shared_store(_store_setting(overrides)) and not index_dir:
         return _open_shared(start, overrides or {})
     if index_dir:
         folder = Path(index_dir).expanduser().resolve()
-        if not (folder / DB_NAME).is_file():
+        if not index_exists(folder):
             raise IndexMissingError(f"no index at {folder}; build one with `codecite index PATH`")
-        store = SQLiteStore(folder, create=False, readonly=True)
+        store = open_store(folder, create=False, readonly=True)
         root = Path(store.get_meta("root") or folder.parent)
         store.close()
         return open_index(root, index_dir=folder, create=False, overrides=overrides)
@@ -700,7 +697,7 @@ def migrate_state(source: str | Path, url: str) -> dict[str, int]:
     path = Path(source).expanduser().resolve()
     if not path.is_file():
         raise PathError(f"{path} is not a state database file (codecite-state.db)")
-    if not is_postgres_url(url):
+    if not is_shared_store(url):
         raise UserError(f"--to must be a postgresql:// URL, got {url!r}")
     with StateStore(path) as state, open_state(url) as target:
         return state.copy_into(target)
@@ -711,9 +708,3 @@ def redact_url(url: str) -> str:
     from .store.urls import redact
 
     return redact(url)
-
-
-def is_shared_store(location: str) -> bool:
-    """Whether ``location`` names a shared store (a ``postgresql://`` URL) rather
-    than an index folder."""
-    return is_postgres_url(location)

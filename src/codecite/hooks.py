@@ -42,7 +42,7 @@ from pathlib import Path
 from .api import open_index
 from .errors import PathError, UserError
 from .indexer import IndexReport
-from .store.sqlite_base import DB_NAME
+from .store.sqlite.base import DB_NAME
 from .types import INDEX_DIRNAME
 
 try:

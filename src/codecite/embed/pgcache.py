@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..store.postgres_migrations import SCHEMA
+from ..store.postgres.migrations import SCHEMA
 from .cache import EmbeddingCache
 
 if TYPE_CHECKING:
@@ -129,7 +129,8 @@ class PostgresEmbeddingCache(EmbeddingCache):
 def shared_cache(store: IndexWriter) -> EmbeddingCache | None:
     """The database's embedding cache when ``store`` is a writable PostgreSQL store (its
     pool), else None (the caller uses the machine-wide SQLite cache)."""
-    from ..store.postgres import PostgresStore, redact
+    from ..store.postgres.store import PostgresStore
+    from ..store.urls import redact
 
     if not isinstance(store, PostgresStore) or store.readonly:
         return None

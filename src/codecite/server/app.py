@@ -386,7 +386,7 @@ def create_app(
         )
     store = state or open_state(config.state)
     if config.store_replicas:  # queries read from the replicas, writes go to the primary
-        from ..store.replicas import register_replicas
+        from ..store.postgres.replicas import register_replicas
 
         register_replicas(config.store, config.store_replicas)
     repos = pool or RepoPool(config.repos, config.overrides)

@@ -342,14 +342,14 @@ def _allowed_hosts(data: dict[str, Any], where: str) -> tuple[str, ...]:
 
 
 def _store(data: dict[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
-    from ..store.urls import is_postgres_url
+    from .. import is_shared_store
 
     store = data.get("store", "")
-    if not isinstance(store, str) or (store and not is_postgres_url(store)):
+    if not isinstance(store, str) or (store and not is_shared_store(store)):
         raise ConfigError(f'{where}: store must be a URL: store = "postgresql://USER@HOST/DB"')
     replicas = data.get("store_replicas", [])
     if not isinstance(replicas, list) or not all(
-        isinstance(r, str) and is_postgres_url(r) for r in replicas
+        isinstance(r, str) and is_shared_store(r) for r in replicas
     ):
         raise ConfigError(f"{where}: store_replicas must be a list of postgresql:// URLs")
     if replicas and not store:
@@ -359,7 +359,7 @@ def _store(data: dict[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
 
 def _state(data: dict[str, Any], base: Path, where: str) -> Path | str:
     """``state``: a ``postgresql://`` URL as given, else a file relative to ``base``."""
-    from ..store.urls import is_postgres_url
+    from .. import is_shared_store
 
     value = data.get("state", DEFAULT_STATE)
     if not isinstance(value, str) or not value.strip():
@@ -367,7 +367,7 @@ def _state(data: dict[str, Any], base: Path, where: str) -> Path | str:
             f'{where}: state must be a file name (state = "{DEFAULT_STATE}") or a '
             'postgresql:// URL (state = "postgresql://USER@HOST/DB")'
         )
-    if is_postgres_url(value):
+    if is_shared_store(value):
         return value
     if "://" in value:
         raise ConfigError(

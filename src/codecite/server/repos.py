@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+from .. import index_exists
 from ..answer.answerer import Answer, retrieval_signals
 from ..answer.llm import LLMChoice
 from ..api import Index, open_index
@@ -21,7 +22,6 @@ from ..errors import IndexMissingError
 from ..filters import Filters
 from ..retrieve.intent import analyse
 from ..retrieve.types import FileHit, Hit, SearchResult
-from ..store.postgres import is_postgres_url
 from .config import RepoConfig
 
 #: Cosine similarity that unrelated code reaches anyway (unanswerable questions scored
@@ -95,8 +95,7 @@ class RepoPool:
         with self._open_lock:
             if name not in self._indexes:
                 repo = self.repos[name]
-                shared = is_postgres_url(str(self.overrides.get("store", "")))
-                if not shared and not (repo.index / "index.db").is_file():
+                if not index_exists(repo.index, str(self.overrides.get("store", ""))):
                     raise IndexMissingError(
                         f"repository {name} has no index yet; an admin can build it with "
                         f"`codecite index {repo.path} --index {repo.index}`"

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, PathError
-from ..store.migrations import run_script
-from ..store.sqlite_base import READONLY_WORDS, is_damage
+from ..store.sqlite.base import READONLY_WORDS, is_damage
+from ..store.sqlite.migrations import run_script
 from .state_base import (
     KIND,
     REASONS,

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from ..errors import ConfigError
-from ..store.postgres import CONNECT_TIMEOUT, INSTALL_HINT, PoolOwner, open_pool, redact
-from ..store.postgres_migrations import LOCK_CLASS
+from ..store.postgres.migrations import LOCK_CLASS
+from ..store.postgres.store import CONNECT_TIMEOUT, INSTALL_HINT, PoolOwner, open_pool
+from ..store.urls import redact
 from .state_base import KIND, BaseStateStore, check_format
 
 if TYPE_CHECKING:

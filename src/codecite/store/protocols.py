@@ -232,6 +232,9 @@ class Store(ReadStore, IndexWriter, Protocol):
     the read and write protocols plus the lifecycle the facade needs."""
 
     readonly: bool
+    #: One store of many repositories, each found by name (PostgreSQL), rather than one
+    #: index per folder (SQLite): an index run records the repository's name and root.
+    shared: bool
 
     def close(self) -> None: ...
     def reporting_damage(self) -> AbstractContextManager[None]:

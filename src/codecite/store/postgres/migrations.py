@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import IndexFormatError, IndexOutdatedError, UserError
+from ...errors import IndexFormatError, IndexOutdatedError, UserError
 
 if TYPE_CHECKING:
     import psycopg
