@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from .retrieve.types import FileHit, Hit, SearchResult
 
     # issue 22 (the store decides its backend once): what the server's state and jobs use
+    from .scrub import scrub_text
     from .store import index_exists, is_shared_store
+    from .store.state import open_state_tables
     from .types import Chunk, Edge
 
 # Public names → defining module. Imported on first use, so that importing one
@@ -64,6 +66,8 @@ _EXPORTS = {
     # issue 22 (the store decides its backend once): what the server's state and jobs use
     "index_exists": "store",
     "is_shared_store": "store",
+    "open_state_tables": "store.state",
+    "scrub_text": "scrub",
 }
 
 
@@ -107,4 +111,6 @@ __all__ = [
     "load_config",
     "open_existing",
     "open_index",
+    "open_state_tables",
+    "scrub_text",
 ]

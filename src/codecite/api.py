@@ -691,15 +691,15 @@ def migrate_index(source: str | Path, url: str, repo_name: str | None = None) ->
 def migrate_state(source: str | Path, url: str) -> dict[str, int]:
     """Copy a server's SQLite state file (``codecite-state.db``: tokens and the audit
     log) into a PostgreSQL state database at ``url`` (``state = "postgresql://..."``):
-    every token keeps working. Returns the counts (see ``BaseStateStore.copy_into``)."""
-    from .server.state import StateStore, open_state
+    every token keeps working. Returns the counts (see ``StateTables.copy_into``)."""
+    from .store.state import open_state_tables
 
     path = Path(source).expanduser().resolve()
     if not path.is_file():
         raise PathError(f"{path} is not a state database file (codecite-state.db)")
     if not is_shared_store(url):
         raise UserError(f"--to must be a postgresql:// URL, got {url!r}")
-    with StateStore(path) as state, open_state(url) as target:
+    with open_state_tables(path) as state, open_state_tables(url) as target:
         return state.copy_into(target)
 
 

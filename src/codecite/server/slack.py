@@ -35,7 +35,7 @@ from . import routes
 from .app import ServerState, _error_response, _write_audit, client_address, error_body
 from .auth import Principal
 from .config import SlackConfig
-from .state_base import BaseStateStore
+from .state import BaseStateStore
 from .web.render import abstained
 
 log = logging.getLogger(__name__)

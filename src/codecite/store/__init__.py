@@ -69,10 +69,22 @@ def _sqlite() -> Any:
     return SQLiteStore
 
 
+def _sqlite_state() -> Any:
+    from .sqlite.state import SQLiteStateTables
+
+    return SQLiteStateTables
+
+
 def _postgres() -> Any:
     from .postgres.store import PostgresStore
 
     return PostgresStore
+
+
+def _postgres_state() -> Any:
+    from .postgres.state import PostgresStateTables
+
+    return PostgresStateTables
 
 
 @dataclass(frozen=True)
@@ -89,12 +101,14 @@ class Backend:
     shared: bool
     #: The store class; its ``open(location, ...)`` opens an index (see :func:`open_store`).
     store_class: Callable[[], Any]
+    #: The server's state tables' class (see :func:`codecite.store.state.open_state_tables`).
+    state_tables: Callable[[], Any]
 
 
 #: The backends by name, in the order locations are tried: the last one claims any.
 STORES: dict[str, Backend] = {
-    "postgresql": Backend("postgresql", is_postgres_url, True, _postgres),
-    "sqlite": Backend("sqlite", lambda location: True, False, _sqlite),
+    "postgresql": Backend("postgresql", is_postgres_url, True, _postgres, _postgres_state),
+    "sqlite": Backend("sqlite", lambda location: True, False, _sqlite, _sqlite_state),
 }
 
 
