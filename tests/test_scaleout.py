@@ -257,7 +257,7 @@ def test_a_job_of_a_worker_killed_mid_run_is_run_again_by_another(
     """kill -9 of the worker running a re-index: once its heartbeat is old, another
     worker's upkeep task queues the job again and runs it to the end."""
     from codecite.server.config import RepoConfig
-    from codecite.server.queue import QueueJobs
+    from codecite.server.jobs import QueueJobs
 
     shop = tmp_path / "shop"
     shutil.copytree(FIXTURES / "shop", shop)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     # issue 22 (the store decides its backend once): what the server's state and jobs use
     from .scrub import scrub_text
     from .store import index_exists, is_shared_store
+    from .store.postgres.queue import open_job_runs
     from .store.state import open_state_tables
     from .types import Chunk, Edge
 
@@ -66,6 +67,7 @@ _EXPORTS = {
     # issue 22 (the store decides its backend once): what the server's state and jobs use
     "index_exists": "store",
     "is_shared_store": "store",
+    "open_job_runs": "store.postgres.queue",
     "open_state_tables": "store.state",
     "scrub_text": "scrub",
 }
@@ -111,6 +113,7 @@ __all__ = [
     "load_config",
     "open_existing",
     "open_index",
+    "open_job_runs",
     "open_state_tables",
     "scrub_text",
 ]

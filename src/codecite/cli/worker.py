@@ -64,7 +64,7 @@ def worker(
     at a time across all workers."""
     from ..api import is_shared_store, redact_url
     from ..server.config import load_server_config
-    from ..server.queue import MAINTENANCE_QUEUE, QUEUE, build_app, ensure_schema, worker_name
+    from ..server.jobs.queue import MAINTENANCE_QUEUE, QUEUE, build_app, ensure_schema, worker_name
 
     settings: dict[str, object] = {}
     repos = None

@@ -41,10 +41,9 @@ from ..errors import (
 from .auth import LOCAL_USER, Principal
 from .config import ServerConfig
 from .guards import VERDICT, FailureThrottle, RateLimiter, RequestGate
-from .jobs import Jobs
+from .jobs import Jobs, QueueJobs
 from .mcp import CURRENT_CLIENT, CURRENT_PRINCIPAL
 from .metrics import Metrics, route_name, route_templates
-from .queue import QueueJobs
 from .refresh import Poller
 from .repos import RepoPool
 from .state import AuditRecord, BaseStateStore, open_state
