@@ -9,7 +9,7 @@ backend plugs in without touching ``retrieve/`` or ``answer/``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +140,25 @@ class NearestVectors(Protocol):
 
 
 @runtime_checkable
+class VectorCache(Protocol):
+    """An embedding cache: (model name, sha256 of a text) → its vector. An optimisation
+    only: on errors it logs a warning and behaves as empty (``enabled`` turns False)."""
+
+    @property
+    def enabled(self) -> bool: ...
+    def get_many(self, model: str, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of ``model`` for those ``keys`` that have one."""
+        ...
+
+    def put_many(self, model: str, items: Mapping[str, np.ndarray]) -> None:
+        """Store vectors of ``model`` by key, in one transaction."""
+        ...
+
+    def count(self, model: str | None = None) -> int: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
 class ReadStore(ChunkReader, GraphReader, KeywordIndex, VectorSource, Protocol):
     """Everything the query side reads."""
 
@@ -223,6 +242,11 @@ class IndexWriter(ChunkReader, GraphReader, VectorSource, Protocol):
     def export_vectors(self, dim: int, tier: Tier = "model") -> int:
         """Make the stored vectors of ``tier`` fast to load (SQLite: the ``vectors.npy``
         / ``static.npy`` snapshots)."""
+        ...
+
+    def embedding_cache(self) -> VectorCache | None:
+        """The store's own embedding cache (PostgreSQL: a table shared by every worker
+        and repository), or None: the indexer then uses the machine-wide cache file."""
         ...
 
 

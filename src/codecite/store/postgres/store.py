@@ -34,12 +34,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import IndexMissingError, UserError
 from ...tokens import keyword_row
 from ...types import Chunk, Definition
 from ..urls import redact
+
+if TYPE_CHECKING:
+    from .embedding_cache import PostgresEmbeddingCache
 from .base import CHUNK_COLS, keyword_vector, register_vector, row_to_chunk
 from .graph import GraphTables
 from .migrations import (
@@ -282,6 +285,15 @@ class PostgresStore(PoolOwner, SearchTables, VectorTables, GraphTables):
 
     def reset(self) -> None:
         self.clear()
+
+    def embedding_cache(self) -> PostgresEmbeddingCache | None:
+        """The database's embedding cache (the table ``codecite.embedding_cache``, shared
+        by every worker and repository) when this store is writable, else None."""
+        if self.readonly:
+            return None
+        from .embedding_cache import PostgresEmbeddingCache
+
+        return PostgresEmbeddingCache(self.pool, redact(self.url))
 
     @contextmanager
     def reporting_damage(self) -> Iterator[None]:

@@ -176,6 +176,11 @@ class SQLiteStore(SearchTables, VectorTables):
         """The same index opened for writing (a read-only open's query-time refresh)."""
         return SQLiteStore(self.dir, create=False)
 
+    def embedding_cache(self) -> None:
+        """None: an index folder has no embedding cache of its own (the indexer uses the
+        machine-wide cache file, shared by every index on the machine)."""
+        return None
+
     def reset(self) -> None:
         """Start from an empty database (``index --full`` on any index, damaged or not)."""
         self.conn.close()
