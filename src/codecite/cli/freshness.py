@@ -199,11 +199,12 @@ def hooks_install(
     what this added.
     """
     from .. import hooks as git_hooks
+    from .. import index_exists
 
     changes = git_hooks.install(path, embed=not no_embed)
     _print_changes(changes)
     root = path.resolve()
-    if not (root / ".codecite" / "index.db").is_file():
+    if not index_exists(root / ".codecite"):
         out.print(
             f"no index at {escape(str(root / '.codecite'))} yet: the hooks only refresh one; "
             f"build it with `codecite index {escape(str(path))}`",
