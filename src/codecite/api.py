@@ -33,7 +33,7 @@ from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
 from .store import Store, index_exists, open_store
 from .store import is_shared_store as is_shared_store  # the CLI's worker asks it
 from .store.protocols import TIERS, Tier
-from .store.sqlite.base import DB_NAME, OWN_FILES
+from .store.sqlite.base import OWN_FILES
 from .types import INDEX_DIRNAME, MAX_K, Chunk, SourceFile
 from .walk import file_digest, folder_prefix, git_changed_paths, walk
 
@@ -159,7 +159,7 @@ def find_index(start: str | Path = ".") -> Path | None:
     """The nearest ``.codecite`` folder holding an index, from ``start`` upwards."""
     here = Path(start).resolve()
     for folder in (here, *here.parents):
-        if (folder / INDEX_DIRNAME / DB_NAME).is_file():
+        if index_exists(folder / INDEX_DIRNAME):
             return folder / INDEX_DIRNAME
     return None
 
@@ -616,7 +616,7 @@ def _check_index_folder(folder: Path) -> None:
     files inside an index folder are never indexed, and it must not get our .gitignore."""
     if folder.exists() and not folder.is_dir():
         raise PathError(f"{folder}: is a file; --index takes a folder for the index")
-    if not folder.is_dir() or (folder / DB_NAME).is_file():
+    if not folder.is_dir() or index_exists(folder):
         return
     foreign = sorted(
         p.name for p in folder.iterdir() if p.name not in OWN_FILES and ".tmp" not in p.name
