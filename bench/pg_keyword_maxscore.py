@@ -1,4 +1,4 @@
-"""PostgreSQL keyword search with MaxScore (terms set aside, ``store/postgres_search.py``)
+"""PostgreSQL keyword search with MaxScore (terms set aside, ``store/postgres/search.py``)
 against scanning every match, on the distinct real corpus of ``bench/store_bench.py``:
 the same lists? how much faster? Run by hand (minutes)::
 
@@ -32,8 +32,8 @@ from store_corpus import DistinctRows  # noqa: E402
 from codecite.config import Config  # noqa: E402
 from codecite.identifiers import keyword_row  # noqa: E402
 from codecite.retrieve.keyword import TermStats, query_terms  # noqa: E402
-from codecite.store import postgres_search  # noqa: E402
 from codecite.store.postgres import PostgresStore  # noqa: E402
+from codecite.store.postgres import search as postgres_search  # noqa: E402
 
 
 def main() -> None:

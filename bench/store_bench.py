@@ -78,7 +78,7 @@ from codecite.retrieve.vector import VectorIndex  # noqa: E402
 from codecite.store.postgres import PostgresStore  # noqa: E402
 from codecite.store.protocols import Tier  # noqa: E402
 from codecite.store.sqlite import SQLiteStore  # noqa: E402
-from codecite.store.sqlite_base import CHUNK_COLS, row_to_chunk  # noqa: E402
+from codecite.store.sqlite.base import CHUNK_COLS, row_to_chunk  # noqa: E402
 from codecite.types import Chunk  # noqa: E402
 
 MIRRORS = (Path("/work/.mirror/psf+requests/repo"), Path("/work/.mirror/pallets+click/repo"))

@@ -183,7 +183,7 @@ def gather_source(
     import codecite
     from codecite.embed.text import embed_text
     from codecite.store.sqlite import SQLiteStore
-    from codecite.store.sqlite_base import CHUNK_COLS, row_to_chunk
+    from codecite.store.sqlite.base import CHUNK_COLS, row_to_chunk
 
     work = folder / "work" / source.name
     tree, index_dir = work / "tree", work / "index"

@@ -32,8 +32,8 @@ from codecite.retrieve.keyword import query_terms
 from codecite.store import open_store
 from codecite.store.copy import copy_index
 from codecite.store.postgres import PostgresStore, repositories
-from codecite.store.postgres_base import path_condition
-from codecite.store.postgres_migrations import FORMAT_VERSION
+from codecite.store.postgres.base import path_condition
+from codecite.store.postgres.migrations import FORMAT_VERSION
 from codecite.store.protocols import (
     ChunkReader,
     GraphReader,
@@ -372,6 +372,53 @@ def test_format_checks(pg_url: str) -> None:
             PostgresStore(pg_url, repo="x", readonly=readonly)
 
 
+def _as_before_migration_3(url: str, *, with_cache_table: bool) -> None:
+    """Make the database as the code before migration 3 left it: format 2, and the
+    embedding cache's table made on first use by its cache (same columns), or none."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM codecite.schema_migrations WHERE version = 3")
+        conn.execute("DROP TABLE codecite.embedding_cache")
+        if with_cache_table:
+            conn.execute(
+                "CREATE TABLE codecite.embedding_cache (model text NOT NULL, key text NOT "
+                "NULL, dim integer NOT NULL, vector bytea NOT NULL, PRIMARY KEY (model, key))"
+            )
+
+
+@pytest.mark.parametrize("with_cache_table", [True, False])
+def test_a_database_of_format_2_still_serves_and_upgrades(
+    pg_url: str, with_cache_table: bool
+) -> None:
+    """Migration 3 (the embedding cache's table, issue 22) on an existing deployment:
+    servers (read-only) keep reading a format-2 database; the next writer upgrades it,
+    keeping the table the old code made and its vectors."""
+    assert FORMAT_VERSION == 3
+    PostgresStore(pg_url, repo="x").close()
+    _as_before_migration_3(pg_url, with_cache_table=with_cache_table)
+    vector = np.array([1.0, 0.0], dtype=np.float32)
+    if with_cache_table:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO codecite.embedding_cache VALUES ('m', 'k', 2, %s)",
+                (vector.astype("<f4").tobytes(),),
+            )
+    reader = PostgresStore(pg_url, repo="x", readonly=True)
+    assert reader.embedding_cache() is None  # only writers cache
+    reader.close()
+    writer = PostgresStore(pg_url, repo="x", create=False)
+    try:
+        cache = writer.embedding_cache()
+        assert cache is not None and cache.enabled
+        cache.put_many("m", {"k2": vector})
+        assert cache.count("m") == (2 if with_cache_table else 1)
+        assert cache.enabled
+    finally:
+        writer.close()
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT version FROM codecite.schema_migrations").fetchall()
+    assert sorted(r[0] for r in rows) == [1, 2, 3]
+
+
 def test_open_store_picks_the_backend(pg_url: str, tmp_path: Path) -> None:
     pg = open_store(pg_url, repo="r", index_dir=tmp_path / "local")
     sqlite = open_store(tmp_path / "idx")
@@ -663,7 +710,7 @@ def test_terms_table_follows_every_write(pg_url: str) -> None:
         # a database of format 1 (no terms table) gets it, counted, on its next writable open
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute("DROP TABLE codecite.terms")
-            conn.execute("DELETE FROM codecite.schema_migrations WHERE version = 2")
+            conn.execute("DELETE FROM codecite.schema_migrations WHERE version >= 2")
     finally:
         store.close()
         other.close()
@@ -676,7 +723,7 @@ def test_terms_set_aside_leave_the_ranking_as_fts5(
 ) -> None:
     """On real code, queries that mix common and rare terms set the common ones aside
     (and retry with fewer when the bound fails), yet return what FTS5 returns."""
-    from codecite.store import postgres_search
+    from codecite.store.postgres import search as postgres_search
 
     sqlite, pg = own_code
     assert pg.document_count() == sqlite.document_count() > 1000

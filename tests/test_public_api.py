@@ -81,13 +81,6 @@ def test_the_cli_uses_only_the_public_api() -> None:
                 raise AssertionError(f"{module.name}: import {name} from codecite, not {target}")
 
 
-#: Modules of the server not yet under the guard: the store work (issue 22) moves the
-#: server's state and job queue into ``server/state/`` and ``server/jobs/`` with their
-#: SQL under ``store/``, which brings them under it.
-NOT_YET_GUARDED = ("server/state.py", "server/state_base.py", "server/state_postgres.py",
-                   "server/queue.py", "server/jobs.py")  # fmt: skip
-
-
 @pytest.mark.parametrize("room", ["server", "integrations"])
 def test_the_server_and_integrations_use_only_the_public_api(room: str) -> None:
     """The server (HTTP routes, web page, Slack, MCP) and the integrations use
@@ -97,8 +90,6 @@ def test_the_server_and_integrations_use_only_the_public_api(room: str) -> None:
     public = {*codecite.__all__, "__version__"}
     checked = 0
     for module in sorted((PACKAGE / room).rglob("*.py")):
-        if module.relative_to(PACKAGE).as_posix() in NOT_YET_GUARDED:
-            continue
         checked += 1
         for target, name in imports_of(module):
             where = (module.relative_to(PACKAGE).as_posix(), target, name)

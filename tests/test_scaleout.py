@@ -222,7 +222,7 @@ def test_queries_read_from_a_replica_and_writes_go_to_the_primary(
     import codecite
     from codecite.server.app import create_app
     from codecite.server.config import load_server_config
-    from codecite.store.replicas import register_replicas, replicas_for
+    from codecite.store.postgres.replicas import register_replicas, replicas_for
 
     replica = f"{pg_url}?connect_timeout=5"
     dead = f"postgresql://postgres@127.0.0.1:{free_port()}/nothing"
@@ -257,7 +257,7 @@ def test_a_job_of_a_worker_killed_mid_run_is_run_again_by_another(
     """kill -9 of the worker running a re-index: once its heartbeat is old, another
     worker's upkeep task queues the job again and runs it to the end."""
     from codecite.server.config import RepoConfig
-    from codecite.server.queue import QueueJobs
+    from codecite.server.jobs import QueueJobs
 
     shop = tmp_path / "shop"
     shutil.copytree(FIXTURES / "shop", shop)

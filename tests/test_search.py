@@ -26,7 +26,7 @@ from codecite.retrieve.fusion import rrf
 from codecite.retrieve.intent import analyse
 from codecite.retrieve.keyword import query_terms
 from codecite.retrieve.pack import estimate_tokens, pack
-from codecite.store.sqlite_search import fts_match
+from codecite.store.sqlite.search import fts_match
 
 FIXTURES = Path(__file__).parent / "fixtures"
 R_FIELDS = {

@@ -21,10 +21,10 @@ import pytest
 from repos import free_port, make_git_repo, run_cli, start_server
 
 from codecite.errors import ConfigError, UserError
-from codecite.server import state_base as state_mod
 from codecite.server.auth import Principal
 from codecite.server.config import load_server_config
 from codecite.server.state import TOKEN_RE, AuditRecord, BaseStateStore, StateStore, open_state
+from codecite.server.state import tokens as state_mod
 
 DAY = 86_400.0
 #: A GitHub-token-shaped string, built here so the file holds no literal one.
@@ -126,8 +126,8 @@ def test_unknown_id_costs_one_hash_like_a_wrong_secret(
     token = store.create_token("alice", ["*"])
     _, secret = state_mod.parse_token(token)  # type: ignore[misc]
     calls: list[str] = []
-    real = state_mod._hash
-    monkeypatch.setattr(state_mod, "_hash", lambda *a: calls.append("h") or real(*a))
+    real = state_mod.hash_secret
+    monkeypatch.setattr(state_mod, "hash_secret", lambda *a: calls.append("h") or real(*a))
     store.check_token(f"cc_{'f' * 12}_{secret}")  # unknown id
     store.check_token(token[:-1] + ("x" if token[-1] != "x" else "y"))  # wrong secret
     store.check_token("cc_nothex_x")  # malformed: no lookup, no hash
@@ -611,3 +611,12 @@ def test_migrate_copies_a_state_file_into_postgres(tmp_path: Path, pg_url: str) 
         assert len(new.list_tokens()) == 5 and len(new.audit_rows()) == 3
     bad = run_cli("migrate", "--from", str(path), "--to", str(tmp_path / "other.db"))
     assert bad.returncode != 0 and "postgresql://" in bad.stderr
+
+
+def test_the_audit_logs_token_mark_is_the_scrubbers() -> None:
+    """The audit log marks a codecite token as the scrubber marks a secret of its kind."""
+    from codecite.scrub import token
+    from codecite.server.state.audit import TOKEN_MARK, clean
+
+    assert token("codecite-token") == TOKEN_MARK
+    assert clean(f"why is cc_{'a' * 12}_{'b' * 43} refused") == f"why is {TOKEN_MARK} refused"

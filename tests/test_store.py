@@ -13,8 +13,8 @@ import pytest
 
 from codecite.errors import IndexFormatError
 from codecite.store import Store, open_store
-from codecite.store.migrations import FORMAT_VERSION
 from codecite.store.sqlite import SQLiteStore
+from codecite.store.sqlite.migrations import FORMAT_VERSION
 from codecite.types import Chunk, Edge, Import, Reference, make_chunk_id, sha256_text
 
 

@@ -221,7 +221,7 @@ def test_memory_store_uses_no_sql() -> None:
     imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "sqlite3" not in imported
     # codecite.store.sqlite only for the type of copy_of's argument (under TYPE_CHECKING)
-    assert not any(m.startswith("codecite.store.sqlite_") for m in imported)
+    assert not any(m.startswith("codecite.store.sqlite.") for m in imported)
     assert source.count("conn.execute") == 1  # copy_of reads the metadata table, only
 
 

@@ -16,7 +16,6 @@ Library use::
 from __future__ import annotations
 
 import importlib
-from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -41,7 +40,12 @@ if TYPE_CHECKING:
     from .filters import LANGUAGES
     from .retrieve.across import RepoHit, search_across, search_files_across
     from .retrieve.intent import detect_intent
-    from .store.replicas import register_replicas
+
+    # issue 22 (the store decides its backend once): what the server's state and jobs use
+    from .scrub import scrub_text
+    from .store import index_exists, is_shared_store, open_state_tables
+    from .store.postgres.queue import open_job_runs
+    from .store.postgres.replicas import register_replicas
     from .types import CHUNK_KINDS, MAX_K
 # --- end of issue 22's names
 
@@ -84,9 +88,15 @@ _EXPORTS = {
     "search_across": "retrieve.across",
     "search_files_across": "retrieve.across",
     "detect_intent": "retrieve.intent",  # a question's intent, as search reports it
-    "register_replicas": "store.replicas",  # read replicas of the shared store
+    "register_replicas": "store.postgres.replicas",  # read replicas of the shared store
     "CHUNK_KINDS": "types",
     "MAX_K": "types",  # the most results a search returns
+    # issue 22 (the store decides its backend once): what the server's state and jobs use
+    "index_exists": "store",
+    "is_shared_store": "store",
+    "open_job_runs": "store.postgres.queue",
+    "open_state_tables": "store",
+    "scrub_text": "scrub",
     # --- end of issue 22's names
 }
 
@@ -96,18 +106,6 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'codecite' has no attribute {name!r}")
     return getattr(importlib.import_module(f".{module}", __name__), name)
-
-
-# --- issue 22, "one door" (continued)
-def is_shared_store(location: str | PathLike[str]) -> bool:
-    """Whether ``location`` names the shared PostgreSQL store (a ``postgresql://`` URL,
-    DESIGN.md §13) rather than an index folder. Loads no store backend."""
-    from .store.urls import is_postgres_url
-
-    return isinstance(location, str) and is_postgres_url(location)
-
-
-# --- end of issue 22's names
 
 
 def __dir__() -> list[str]:
@@ -138,9 +136,14 @@ __all__ = [
     "SearchResult",
     "UserError",
     "find_index",
+    "index_exists",
+    "is_shared_store",
     "load_config",
     "open_existing",
     "open_index",
+    "open_job_runs",
+    "open_state_tables",
+    "scrub_text",
 ]
 # --- issue 22, "one door": what the server, web page, Slack, MCP and integrations use
 __all__ += [
@@ -152,7 +155,6 @@ __all__ += [
     "RepoHit",
     "clean_path",
     "detect_intent",
-    "is_shared_store",
     "parse_citations",
     "register_replicas",
     "search_across",

@@ -31,11 +31,9 @@ from .index.freshness import Freshness, Tracker
 from .progress import ProgressFn
 from .retrieve import Searcher
 from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
-from .store import Store, open_store
+from .store import Store, index_exists, is_shared_store, open_store
 from .store.protocols import TIERS, Tier
-from .store.sqlite import SQLiteStore
-from .store.sqlite_base import DB_NAME, OWN_FILES
-from .store.urls import is_postgres_url
+from .store.sqlite.base import OWN_FILES
 from .types import INDEX_DIRNAME, MAX_K, Chunk, SourceFile
 from .walk import file_changed, folder_prefix, git_changed_paths, walk
 
@@ -161,7 +159,7 @@ def find_index(start: str | Path = ".") -> Path | None:
     """The nearest ``.codecite`` folder holding an index, from ``start`` upwards."""
     here = Path(start).resolve()
     for folder in (here, *here.parents):
-        if (folder / INDEX_DIRNAME / DB_NAME).is_file():
+        if index_exists(folder / INDEX_DIRNAME):
             return folder / INDEX_DIRNAME
     return None
 
@@ -410,7 +408,7 @@ class Index:
             if embed or full:  # before the writer lock: the worker takes it to write
                 worker.stop_worker(self.dir)
             with self.store.writer_lock(on_wait):
-                if not isinstance(self.store, SQLiteStore):  # a shared store: found by name
+                if self.store.shared:  # a repository of a shared store is found by name
                     with self.store.transaction():  # from any folder, even mid-run
                         self.store.set_meta({"repo": self.repo, "root": str(self.root)})
                 report = indexer.run(full=full, embed=embed, background=background)
@@ -613,25 +611,23 @@ def open_index(
     """
     root = _root_of(path)
     folder = Path(index_dir).expanduser().resolve() if index_dir else root / INDEX_DIRNAME
-    if config is None and is_postgres_url(_store_setting(overrides)):
-        config = load_config(root, overrides=overrides)
-    if config is not None and is_postgres_url(config.store):  # shared store (DESIGN §13)
-        shared = open_store(
-            config.store,
-            repo=config.repo_name or root.name,
-            index_dir=folder,
-            create=create,
-            readonly=not create,
-        )
-        return Index(root, folder, config, shared)
-    if not create and not (folder / DB_NAME).is_file():
-        raise IndexMissingError(f"no index at {folder}; build one with `codecite index {path}`")
-    if create:
-        _check_index_folder(folder)
-    cfg = config or load_config(root, overrides=overrides)
-    if is_postgres_url(cfg.store):  # set in the repository's codecite.toml
-        return open_index(root, index_dir=index_dir, config=cfg, create=create)
-    store = SQLiteStore(folder, create=create, readonly=not create, discard_damaged=discard_damaged)
+    cfg = config
+    if cfg is None and is_shared_store(_store_setting(overrides)):
+        cfg = load_config(root, overrides=overrides)  # a shared store needs the repo's name
+    if cfg is None or not is_shared_store(cfg.store):  # the folder's own index, so far
+        if not create and not index_exists(folder):
+            raise IndexMissingError(f"no index at {folder}; build one with `codecite index {path}`")
+        if create:
+            _check_index_folder(folder)
+        cfg = cfg or load_config(root, overrides=overrides)  # may name a shared store
+    store = open_store(
+        cfg.store if is_shared_store(cfg.store) else folder,
+        repo=cfg.repo_name or root.name,
+        index_dir=folder,
+        create=create,
+        readonly=not create,
+        discard_damaged=discard_damaged,
+    )
     return Index(root, folder, cfg, store)
 
 
@@ -647,7 +643,7 @@ def _check_index_folder(folder: Path) -> None:
     files inside an index folder are never indexed, and it must not get our .gitignore."""
     if folder.exists() and not folder.is_dir():
         raise PathError(f"{folder}: is a file; --index takes a folder for the index")
-    if not folder.is_dir() or (folder / DB_NAME).is_file():
+    if not folder.is_dir() or index_exists(folder):
         return
     foreign = sorted(
         p.name for p in folder.iterdir() if p.name not in OWN_FILES and ".tmp" not in p.name
@@ -669,13 +665,13 @@ def open_existing(
     above ``start``. With a shared store (``--store URL`` / ``CODECITE_STORE``) the
     repository is the one named ``--repo-name`` (else the nearest index folder's
     repository), found from any folder: its root is recorded in the database."""
-    if is_postgres_url(_store_setting(overrides)) and not index_dir:
+    if is_shared_store(_store_setting(overrides)) and not index_dir:
         return _open_shared(start, overrides or {})
     if index_dir:
         folder = Path(index_dir).expanduser().resolve()
-        if not (folder / DB_NAME).is_file():
+        if not index_exists(folder):
             raise IndexMissingError(f"no index at {folder}; build one with `codecite index PATH`")
-        store = SQLiteStore(folder, create=False, readonly=True)
+        store = open_store(folder, create=False, readonly=True)
         root = Path(store.get_meta("root") or folder.parent)
         store.close()
         return open_index(root, index_dir=folder, create=False, overrides=overrides)
@@ -722,15 +718,15 @@ def migrate_index(source: str | Path, url: str, repo_name: str | None = None) ->
 def migrate_state(source: str | Path, url: str) -> dict[str, int]:
     """Copy a server's SQLite state file (``codecite-state.db``: tokens and the audit
     log) into a PostgreSQL state database at ``url`` (``state = "postgresql://..."``):
-    every token keeps working. Returns the counts (see ``BaseStateStore.copy_into``)."""
-    from .server.state import StateStore, open_state
+    every token keeps working. Returns the counts (see ``StateTables.copy_into``)."""
+    from .store import open_state_tables
 
     path = Path(source).expanduser().resolve()
     if not path.is_file():
         raise PathError(f"{path} is not a state database file (codecite-state.db)")
-    if not is_postgres_url(url):
+    if not is_shared_store(url):
         raise UserError(f"--to must be a postgresql:// URL, got {url!r}")
-    with StateStore(path) as state, open_state(url) as target:
+    with open_state_tables(path) as state, open_state_tables(url) as target:
         return state.copy_into(target)
 
 
@@ -739,9 +735,3 @@ def redact_url(url: str) -> str:
     from .store.urls import redact
 
     return redact(url)
-
-
-def is_shared_store(location: str) -> bool:
-    """Whether ``location`` names a shared store (a ``postgresql://`` URL) rather
-    than an index folder."""
-    return is_postgres_url(location)

@@ -198,12 +198,13 @@ def hooks_install(
     `codecite index` once first. `codecite hooks uninstall` takes out exactly
     what this added.
     """
+    from .. import index_exists
     from ..index import hooks as git_hooks
 
     changes = git_hooks.install(path, embed=not no_embed)
     _print_changes(changes)
     root = path.resolve()
-    if not (root / ".codecite" / "index.db").is_file():
+    if not index_exists(root / ".codecite"):
         out.print(
             f"no index at {escape(str(root / '.codecite'))} yet: the hooks only refresh one; "
             f"build it with `codecite index {escape(str(path))}`",
@@ -230,7 +231,7 @@ def hooks_run(
     no_embed: Annotated[bool, typer.Option("--no-embed")] = False,
 ) -> None:
     """What the hooks run (in the background): an incremental index under the lock."""
-    from ..api import open_index
+    from .. import open_index
     from ..index import hooks as git_hooks
 
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: Windows

@@ -81,9 +81,9 @@ def serve(
             "[bold red]WARNING: authentication is OFF (auth = none): anyone who can "
             "reach this port reads every repository. Loopback only.[/bold red]"
         )
-    missing = [
-        name for name, repo in settings.repos.items() if not (repo.index / "index.db").is_file()
-    ]
+    from .. import index_exists
+
+    missing = [name for name, repo in settings.repos.items() if not index_exists(repo.index)]
     for name in missing:
         err.print(
             f"[yellow]repository {escape(name)} has no index yet: run `codecite index "

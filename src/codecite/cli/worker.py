@@ -65,7 +65,7 @@ def worker(
     from .. import is_shared_store
     from ..api import redact_url
     from ..server.config import load_server_config
-    from ..server.queue import MAINTENANCE_QUEUE, QUEUE, build_app, ensure_schema, worker_name
+    from ..server.jobs.queue import MAINTENANCE_QUEUE, QUEUE, build_app, ensure_schema, worker_name
 
     settings: dict[str, object] = {}
     repos = None

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EmbeddingError
+from ..store.protocols import VectorCache
 from .base import Embedder
-from .cache import EmbeddingCache, cache_key
+from .cache import cache_key
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ class EmbedCounts:
 
 def embed_with_cache(
     embedder: Embedder,
-    cache: EmbeddingCache | None,
+    cache: VectorCache | None,
     texts: Sequence[str],
     batch_size: int,
     on_progress: ProgressCallback | None = None,
@@ -79,7 +80,7 @@ def embed_with_cache(
 
 def _embed_missing(
     embedder: Embedder,
-    cache: EmbeddingCache | None,
+    cache: VectorCache | None,
     by_key: dict[str, str],
     todo: list[str],
     batch_size: int,

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import PathError, UserError
-from ..store.sqlite_base import DB_NAME
+from ..store.sqlite.base import DB_NAME
 from ..types import INDEX_DIRNAME, IndexReport
 
 if TYPE_CHECKING:

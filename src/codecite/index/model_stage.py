@@ -21,8 +21,7 @@ import numpy as np
 from ..config import Config
 from ..embed.base import Embedder
 from ..embed.batch import EmbedCounts, embed_with_cache
-from ..embed.cache import EmbeddingCache, default_cache_dir
-from ..embed.pgcache import shared_cache
+from ..embed.cache import CACHE_FILENAME, EmbeddingCache, default_cache_dir
 from ..embed.text import EMBED_TEXT_VERSION, embed_text
 from ..errors import ModelMismatchError
 from ..progress import Progress, ProgressFn
@@ -86,7 +85,7 @@ def fill_model_tier(
     stop = should_stop or (lambda: False)
     total = store.count_missing_vectors()
     # A PostgreSQL store's cache is in its database, shared by every worker.
-    cache = shared_cache(store) or EmbeddingCache(default_cache_dir(config) / "embeddings.db")
+    cache = store.embedding_cache() or EmbeddingCache(default_cache_dir(config) / CACHE_FILENAME)
     progress(Progress("embed", 0, total))
     done, embed_counts = 0, EmbedCounts()
     while True:

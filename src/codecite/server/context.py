@@ -12,9 +12,8 @@ from .auth import LOCAL_USER, Principal
 from .config import ServerConfig
 from .errors import ApiError
 from .guards import FailureThrottle, RateLimiter
-from .jobs import Jobs
+from .jobs import Jobs, QueueJobs
 from .metrics import Metrics
-from .queue import QueueJobs
 from .repos import RepoPool
 from .state import BaseStateStore
 

@@ -21,7 +21,7 @@ from .. import (
     Index,
     LLMChoice,
     RepoHit,
-    is_shared_store,
+    index_exists,
     open_index,
     search_across,
     search_files_across,
@@ -55,8 +55,7 @@ class RepoPool:
         with self._open_lock:
             if name not in self._indexes:
                 repo = self.repos[name]
-                shared = is_shared_store(str(self.overrides.get("store", "")))
-                if not shared and not (repo.index / "index.db").is_file():
+                if not index_exists(repo.index, str(self.overrides.get("store", ""))):
                     raise IndexMissingError(
                         f"repository {name} has no index yet; an admin can build it with "
                         f"`codecite index {repo.path} --index {repo.index}`"

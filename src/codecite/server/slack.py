@@ -37,7 +37,7 @@ from .auth import Principal
 from .config import SlackConfig
 from .context import ServerState, client_address
 from .errors import error_body, error_response
-from .state_base import BaseStateStore
+from .state import BaseStateStore
 from .web.render import abstained
 
 log = logging.getLogger(__name__)

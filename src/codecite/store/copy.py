@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from ..types import Edge, Import, Reference
-from .postgres import PostgresStore
-from .postgres_vectors import DIM_KEYS
+from .postgres.store import PostgresStore
+from .postgres.vectors import DIM_KEYS
 from .protocols import TIERS, Tier
-from .sqlite import SQLiteStore
-from .sqlite_base import row_to_chunk
+from .sqlite.base import row_to_chunk
+from .sqlite.store import SQLiteStore
 
 #: Rows read and written per step.
 BATCH = 2000
@@ -80,7 +80,7 @@ def _copy_chunks(
     source: SQLiteStore, target: PostgresStore, step: Callable[[str, int], None]
 ) -> int:
     from ..identifiers import keyword_row
-    from .sqlite_base import CHUNK_COLS
+    from .sqlite.base import CHUNK_COLS
 
     cur = source.conn.execute(f"SELECT {CHUNK_COLS}, priority FROM chunks ORDER BY rowid")
     done = 0
@@ -133,8 +133,9 @@ def migrate(folder: Path, url: str, repo_name: str | None = None) -> CopyReport:
     repository ``repo_name`` (default: the index's own name); vectors are copied, not
     recomputed, and the repository's rows in the target are replaced."""
     from ..errors import IndexMissingError, UserError
-    from .postgres import PostgresStore, is_postgres_url
-    from .sqlite_base import DB_NAME
+    from .postgres.store import PostgresStore
+    from .sqlite.base import DB_NAME
+    from .urls import is_postgres_url
 
     if not is_postgres_url(url):
         raise UserError("--to takes a postgresql:// URL: postgresql://USER@HOST/DATABASE")

@@ -9,7 +9,7 @@ backend plugs in without touching ``retrieve/`` or ``answer/``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +140,25 @@ class NearestVectors(Protocol):
 
 
 @runtime_checkable
+class VectorCache(Protocol):
+    """An embedding cache: (model name, sha256 of a text) → its vector. An optimisation
+    only: on errors it logs a warning and behaves as empty (``enabled`` turns False)."""
+
+    @property
+    def enabled(self) -> bool: ...
+    def get_many(self, model: str, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of ``model`` for those ``keys`` that have one."""
+        ...
+
+    def put_many(self, model: str, items: Mapping[str, np.ndarray]) -> None:
+        """Store vectors of ``model`` by key, in one transaction."""
+        ...
+
+    def count(self, model: str | None = None) -> int: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
 class ReadStore(ChunkReader, GraphReader, KeywordIndex, VectorSource, Protocol):
     """Everything the query side reads."""
 
@@ -225,6 +244,11 @@ class IndexWriter(ChunkReader, GraphReader, VectorSource, Protocol):
         / ``static.npy`` snapshots)."""
         ...
 
+    def embedding_cache(self) -> VectorCache | None:
+        """The store's own embedding cache (PostgreSQL: a table shared by every worker
+        and repository), or None: the indexer then uses the machine-wide cache file."""
+        ...
+
 
 @runtime_checkable
 class Store(ReadStore, IndexWriter, Protocol):
@@ -232,6 +256,9 @@ class Store(ReadStore, IndexWriter, Protocol):
     the read and write protocols plus the lifecycle the facade needs."""
 
     readonly: bool
+    #: One store of many repositories, each found by name (PostgreSQL), rather than one
+    #: index per folder (SQLite): an index run records the repository's name and root.
+    shared: bool
 
     def close(self) -> None: ...
     def reporting_damage(self) -> AbstractContextManager[None]:

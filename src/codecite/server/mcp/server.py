@@ -17,7 +17,7 @@ from ...errors import CodeciteError, IndexMissingError, LLMError, TooLargeError,
 from ..auth import Principal
 from ..config import Limits
 from ..repos import RepoPool
-from ..state_base import AuditRecord
+from ..state import AuditRecord
 from .descriptions import DESCRIPTIONS, READ_ONLY, SERVER_INSTRUCTIONS, Repo, Symbol
 from .principal import CURRENT_CLIENT
 from .results import ToolOutput

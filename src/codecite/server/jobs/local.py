@@ -18,11 +18,13 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..api import open_index
-from .config import RepoConfig
-from .refresh import update_clone
+from codecite import open_index
 
-log = logging.getLogger(__name__)
+from ..config import RepoConfig
+from ..refresh import update_clone
+
+#: The name its messages had before the module moved (issue 22): the logs read the same.
+log = logging.getLogger("codecite.server.jobs")
 
 #: The marker of a running job in its index folder (see the module's docstring).
 MARKER = "server-job.json"

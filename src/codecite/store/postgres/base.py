@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import UserError
-from ..filters import Filters
-from ..types import Chunk
+from ...errors import UserError
+from ...filters import Filters
+from ...types import Chunk
 
 if TYPE_CHECKING:
     import psycopg

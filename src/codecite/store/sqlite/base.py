@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..types import Chunk
+from ...types import Chunk
 
 DB_NAME = "index.db"
 VECTORS_NAME = "vectors.npy"

@@ -36,9 +36,9 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from ..filters import Filters
-from .postgres_base import PgTables, filter_sql, fts_tokens, tsquery
-from .protocols import KeywordWeights
+from ...filters import Filters
+from ..protocols import KeywordWeights
+from .base import PgTables, filter_sql, fts_tokens, tsquery
 
 #: FTS5's bm25() constants (the protocol's).
 K1, B = 1.2, 0.75

@@ -18,7 +18,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-log = logging.getLogger(__name__)
+#: The name its messages had before the module moved (issue 22): the logs read the same.
+log = logging.getLogger("codecite.store.replicas")
 
 REPLICAS_ENV = "CODECITE_STORE_REPLICAS"
 T = TypeVar("T")

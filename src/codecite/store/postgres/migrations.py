@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import IndexFormatError, IndexOutdatedError, UserError
+from ...errors import IndexFormatError, IndexOutdatedError, UserError
 
 if TYPE_CHECKING:
     import psycopg
@@ -157,10 +157,28 @@ INSERT INTO terms (repo, term, df)
 SELECT c.repo, u.lexeme, count(*) FROM chunks c, unnest(c.kw) u GROUP BY c.repo, u.lexeme;
 """
 
+M003_EMBEDDING_CACHE = """
+-- the embedding cache shared by every worker and repository: (model, sha256 of the
+-- text) -> vector, raw little-endian float32 bytes (store/postgres/embedding_cache.py);
+-- no repo column: a vector depends on the model and the text only. Before this
+-- migration the cache made the same table on first use: IF NOT EXISTS keeps that one
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    model text NOT NULL,
+    key text NOT NULL,
+    dim integer NOT NULL,
+    vector bytea NOT NULL,
+    PRIMARY KEY (model, key)
+);
+"""
+
 #: The migrations, in order: SQL run in the codecite schema.
-MIGRATIONS: list[str] = [M001_CREATE_TABLES, M002_TERM_STATISTICS]
+MIGRATIONS: list[str] = [M001_CREATE_TABLES, M002_TERM_STATISTICS, M003_EMBEDDING_CACHE]
 #: The format version a database written by this code has.
 FORMAT_VERSION = len(MIGRATIONS)
+#: The oldest format a read-only open (queries) reads: migration 3 adds only the
+#: embedding cache, which only writers use, so servers keep reading a database no
+#: writer has upgraded yet.
+READ_FORMAT = 2
 
 
 def schema_version(conn: psycopg.Connection[tuple[object, ...]]) -> int:
@@ -187,7 +205,7 @@ def check_version(version: int, where: str, readonly: bool) -> None:
             f"{where} was written by a newer codecite (format {version}, this one reads up "
             f"to {FORMAT_VERSION}); upgrade codecite"
         )
-    if readonly and version < FORMAT_VERSION:
+    if readonly and version < READ_FORMAT:
         what = "holds no codecite schema" if version == 0 else f"has format {version}"
         raise IndexOutdatedError(
             f"{where} {what} (this codecite reads format {FORMAT_VERSION}); run "

@@ -1,12 +1,12 @@
-"""The server's state database in PostgreSQL (``state = "postgresql://..."`` in
+"""The server's state tables in PostgreSQL (``state = "postgresql://..."`` in
 codecite-server.toml, DESIGN.md §11, §13): tokens and the audit log in the schema
 :data:`SCHEMA` (``codecite_state``) of the database the URL names. That can be the
 shared store's database (its index lives in the schema ``codecite``), so one database
 holds the index, the job queue, the tokens and the audit log, and serve processes on
 several machines see each other's tokens, revocations and audit rows at once.
 
-The semantics are :class:`~codecite.server.state_base.BaseStateStore`'s, query for
-query, as with a SQLite file; this module adds the connection (a small
+The queries are :class:`~codecite.store.state.StateTables`', as with a SQLite file;
+this module adds the connection (a small
 ``psycopg_pool.ConnectionPool`` in autocommit: each write is one statement, its own
 transaction) and the schema: numbered migrations (:data:`MIGRATIONS`), applied under an
 advisory lock so that two processes opening a new database create it once, with the
@@ -26,10 +26,11 @@ import socket
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from ..errors import ConfigError
-from ..store.postgres import CONNECT_TIMEOUT, INSTALL_HINT, PoolOwner, open_pool, redact
-from ..store.postgres_migrations import LOCK_CLASS
-from .state_base import KIND, BaseStateStore, check_format
+from ...errors import ConfigError
+from ..state import KIND, StateTables, check_format
+from ..urls import redact
+from .migrations import LOCK_CLASS
+from .store import CONNECT_TIMEOUT, INSTALL_HINT, PoolOwner, open_pool
 
 if TYPE_CHECKING:
     import psycopg
@@ -131,9 +132,9 @@ def _driver() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
-class PostgresStateStore(PoolOwner, BaseStateStore):
-    """Tokens and the audit log in the PostgreSQL database at ``url``; the schema is
-    created or upgraded on open.
+class PostgresStateTables(PoolOwner, StateTables):
+    """The state tables in the PostgreSQL database at ``url``; the schema is created or
+    upgraded on open.
 
     Raises :class:`ConfigError` (naming the URL without its password) when the database
     cannot be reached or written, or holds something else in :data:`SCHEMA`.

@@ -19,13 +19,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..filters import Filters
-from ..types import Chunk
-from .postgres_base import CHUNK_COLS_C, PgTables, Vector, filter_sql, row_to_chunk
-from .postgres_migrations import LOCK_CLASS
-from .protocols import Tier, VectorRows
+from ...filters import Filters
+from ...types import Chunk
+from ..protocols import Tier, VectorRows
+from .base import CHUNK_COLS_C, PgTables, Vector, filter_sql, row_to_chunk
+from .migrations import LOCK_CLASS
 
-log = logging.getLogger(__name__)
+#: The name its messages had before the module moved (issue 22): the logs read the same.
+log = logging.getLogger("codecite.store.postgres_vectors")
 
 #: HNSW build parameters (pgvector's defaults) and the search breadth.
 HNSW_M = 16

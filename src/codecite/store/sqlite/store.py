@@ -17,13 +17,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import IndexCorruptError, IndexFormatError, IndexOutdatedError, PathError
-from ..identifiers import keyword_row
-from ..types import Chunk, Definition, Edge, Import, Reference
-from .locking import file_lock as _file_lock
-from .locking import try_file_lock as _try_file_lock
-from .migrations import FORMAT_VERSION, MIGRATIONS
-from .sqlite_base import (
+from ...errors import IndexCorruptError, IndexFormatError, IndexOutdatedError, PathError
+from ...identifiers import keyword_row
+from ...types import Chunk, Definition, Edge, Import, Reference
+from ..locking import file_lock as _file_lock
+from ..locking import try_file_lock as _try_file_lock
+from .base import (
     CHUNK_COLS,
     DB_NAME,
     LOCK_NAME,
@@ -32,10 +31,12 @@ from .sqlite_base import (
     is_damage,
     row_to_chunk,
 )
-from .sqlite_search import SearchTables, register_functions
-from .sqlite_vectors import SNAPSHOT_FILES, VectorTables
+from .migrations import FORMAT_VERSION, MIGRATIONS
+from .search import SearchTables, register_functions
+from .vectors import SNAPSHOT_FILES, VectorTables
 
-log = logging.getLogger(__name__)
+#: The name its messages had before the module moved (issue 22): the logs read the same.
+log = logging.getLogger("codecite.store.sqlite")
 
 #: Seconds a connection waits for another process's write lock.
 BUSY_TIMEOUT = 30.0
@@ -50,6 +51,24 @@ class SQLiteStore(SearchTables, VectorTables):
     can be searched. A damaged database raises :class:`IndexCorruptError`; with
     ``discard_damaged=True`` (``index --full``) it is removed and built anew.
     """
+
+    #: One index per folder (:attr:`codecite.store.protocols.Store.shared`).
+    shared = False
+
+    @classmethod
+    def open(
+        cls,
+        location: str | Path,
+        *,
+        repo: str = "",
+        index_dir: str | Path | None = None,
+        create: bool = True,
+        readonly: bool = False,
+        discard_damaged: bool = False,
+    ) -> SQLiteStore:
+        """The index in the folder ``location`` (:func:`codecite.store.open_store`;
+        ``repo`` and ``index_dir`` are the folder's own)."""
+        return cls(location, create=create, readonly=readonly, discard_damaged=discard_damaged)
 
     def __init__(
         self,
@@ -156,6 +175,11 @@ class SQLiteStore(SearchTables, VectorTables):
     def reopen_writable(self) -> SQLiteStore:
         """The same index opened for writing (a read-only open's query-time refresh)."""
         return SQLiteStore(self.dir, create=False)
+
+    def embedding_cache(self) -> None:
+        """None: an index folder has no embedding cache of its own (the indexer uses the
+        machine-wide cache file, shared by every index on the machine)."""
+        return None
 
     def reset(self) -> None:
         """Start from an empty database (``index --full`` on any index, damaged or not)."""

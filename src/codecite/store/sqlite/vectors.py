@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..types import Chunk
-from .protocols import Tier, VectorRows
-from .sqlite_base import (
+from ...types import Chunk
+from ..protocols import Tier, VectorRows
+from .base import (
     CHUNK_COLS,
     STATIC_VECTOR_IDS_NAME,
     STATIC_VECTORS_NAME,
@@ -24,7 +24,8 @@ from .sqlite_base import (
     row_to_chunk,
 )
 
-log = logging.getLogger(__name__)
+#: The name its messages had before the module moved (issue 22): the logs read the same.
+log = logging.getLogger("codecite.store.sqlite_vectors")
 
 #: Per tier: the table and the snapshot files (matrix, row → id map). Table names
 #: come only from here, never from a caller's text.

@@ -8,9 +8,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Literal
 
-from ..filters import Filters, path_matches
-from .protocols import KeywordWeights
-from .sqlite_base import Tables
+from ...filters import Filters, path_matches
+from ..protocols import KeywordWeights
+from .base import Tables
 
 #: The kinds that rank after definitions in a symbol look-up.
 COARSE_KINDS_SQL = "('module', 'window', 'file')"

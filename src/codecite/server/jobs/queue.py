@@ -8,12 +8,12 @@ One task, ``codecite.reindex``, deferred with ``lock = queueing_lock = repo``: a
 job per repository runs at a time (procrastinate's ``lock``), and at most one waits (its
 ``queueing_lock``; deferring a duplicate returns the waiting job). Procrastinate keeps
 the job's status; what a run did (worker, timings, counts, error) is written by the
-worker into ``codecite_job_runs`` for the jobs API.
+worker into ``codecite_job_runs`` for the jobs API. The store holds the SQL of both
+(:func:`codecite.open_job_runs`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -23,13 +23,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import RepoConfig
-from .jobs import Job
+from codecite import open_job_runs
+
+from ..config import RepoConfig
+from .local import Job
 
 if TYPE_CHECKING:
     import procrastinate
 
-log = logging.getLogger(__name__)
+#: The name its messages had before the module moved (issue 22): the logs read the same.
+log = logging.getLogger("codecite.server.queue")
 
 TASK = "codecite.reindex"
 QUEUE = "codecite"
@@ -42,19 +45,6 @@ CLEANUP_TASK = "codecite.cleanup"
 STALLED_AFTER_S = 30.0
 #: Finished re-index jobs are kept this long for the jobs API; maintenance jobs 1 hour.
 KEEP_HOURS = 7 * 24
-#: Advisory-lock key under which the queue's schema is created (once, under concurrency).
-SCHEMA_LOCK = 0x636F646563697465  # "codecite"
-RUNS_TABLE = """
-CREATE TABLE IF NOT EXISTS codecite_job_runs (
-    job_id bigint PRIMARY KEY,
-    repo text NOT NULL,
-    worker text NOT NULL,
-    started_at double precision NOT NULL,
-    finished_at double precision,
-    summary jsonb NOT NULL DEFAULT '{}'::jsonb,
-    error text NOT NULL DEFAULT ''
-)
-"""
 #: procrastinate's status → the jobs API's (as :class:`codecite.server.jobs.Job`).
 STATUS = {
     "todo": "queued",
@@ -72,7 +62,7 @@ def _check_installed() -> None:
     try:
         import procrastinate  # noqa: F401
     except ImportError as exc:  # pragma: no cover - the postgres extra installs it
-        from ..errors import UserError
+        from codecite.errors import UserError
 
         raise UserError(f"the PostgreSQL job queue needs procrastinate: {POSTGRES_EXTRA}") from exc
 
@@ -80,15 +70,9 @@ def _check_installed() -> None:
 def ensure_schema(url: str) -> None:
     """Create procrastinate's schema and the runs table unless present (idempotent; safe
     when several servers and workers start at once)."""
-    import psycopg
     from procrastinate.schema import SchemaManager
 
-    with psycopg.connect(url) as conn:
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-        row = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
-        if row is None or row[0] is None:
-            conn.execute(SchemaManager.get_schema())
-        conn.execute(RUNS_TABLE)
+    open_job_runs(url).ensure_schema(SchemaManager.get_schema)
 
 
 def build_app(
@@ -165,19 +149,13 @@ def run_reindex(
 ) -> dict[str, Any]:
     """Index ``repo`` incrementally into the shared store at ``url``, recording the run
     in ``codecite_job_runs``; raises (failing the job) on errors."""
-    import psycopg
+    from codecite import open_index
 
-    from ..api import open_index
-    from .refresh import update_clone
+    from ..refresh import update_clone
 
+    runs = open_job_runs(url)
     started = time.time()
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            "INSERT INTO codecite_job_runs (job_id, repo, worker, started_at) "
-            "VALUES (%s, %s, %s, %s) ON CONFLICT (job_id) DO UPDATE SET worker = "
-            "EXCLUDED.worker, started_at = EXCLUDED.started_at, finished_at = NULL",
-            (job_id, repo.name, worker, started),
-        )
+    runs.started(job_id, repo.name, worker, started)
     log.warning("job %s: re-indexing %s at %s on %s", job_id, repo.name, repo.path, worker)
     summary: dict[str, Any] = {}
     error = ""
@@ -201,12 +179,7 @@ def run_reindex(
         error = str(exc) or type(exc).__name__
         raise
     finally:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(
-                "UPDATE codecite_job_runs SET finished_at = %s, summary = %s, error = %s "
-                "WHERE job_id = %s",
-                (time.time(), json.dumps(summary), error, job_id),
-            )
+        runs.finished(job_id, time.time(), summary, error)
         log.warning("job %s: %s %s", job_id, repo.name, "failed: " + error if error else "done")
 
 
@@ -269,21 +242,9 @@ class QueueJobs:
         queued = found[0]
         job = Job(str(job_id), str(queued.task_kwargs.get("repo", "")))
         job = replace(job, status=STATUS.get(str(queued.status), str(queued.status)))
-        import psycopg
-
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            deferred = conn.execute(
-                "SELECT extract(epoch FROM min(at)) FROM procrastinate_events "
-                "WHERE job_id = %s AND type = 'deferred'",
-                (int(job_id),),
-            ).fetchone()
-            row = conn.execute(
-                "SELECT worker, started_at, finished_at, summary, error "
-                "FROM codecite_job_runs WHERE job_id = %s",
-                (int(job_id),),
-            ).fetchone()
-        if deferred is not None and deferred[0] is not None:
-            job.created_at = float(deferred[0])
+        deferred, row = open_job_runs(self.url).lookup(int(job_id))
+        if deferred is not None:
+            job.created_at = deferred
         if row is not None:
             worker, started, finished, summary, error = row
             job = replace(

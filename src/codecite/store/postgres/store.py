@@ -3,7 +3,7 @@
 
 One database holds many repositories: every table has a ``repo`` column leading its
 keys and every query is scoped by the repository name the store was opened with
-(:mod:`.postgres_migrations` has the schema). Connections come from a
+(:mod:`.migrations` has the schema). Connections come from a
 ``psycopg_pool.ConnectionPool``; reads run in autocommit (they see every committed
 batch, so queries keep working while another process indexes); writes run in
 :meth:`PostgresStore.transaction`, one atomic batch each, which also bumps the
@@ -34,14 +34,18 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import IndexMissingError, UserError
-from ..identifiers import keyword_row
-from ..types import Chunk, Definition
-from .postgres_base import CHUNK_COLS, keyword_vector, register_vector, row_to_chunk
-from .postgres_graph import GraphTables
-from .postgres_migrations import (
+from ...errors import IndexMissingError, UserError
+from ...identifiers import keyword_row
+from ...types import Chunk, Definition
+from ..urls import redact
+
+if TYPE_CHECKING:
+    from .embedding_cache import PostgresEmbeddingCache
+from .base import CHUNK_COLS, keyword_vector, register_vector, row_to_chunk
+from .graph import GraphTables
+from .migrations import (
     FORMAT_VERSION,
     LOCK_CLASS,
     SCHEMA,
@@ -50,15 +54,11 @@ from .postgres_migrations import (
     schema_version,
     vector_schema,
 )
-from .postgres_search import SearchTables
-from .postgres_vectors import VectorTables
+from .search import SearchTables
+from .vectors import VectorTables
 
-# Re-exported: callers import these from here (store/urls.py holds them, stdlib only).
-from .urls import SCHEMES as SCHEMES
-from .urls import is_postgres_url as is_postgres_url
-from .urls import redact as redact
-
-log = logging.getLogger(__name__)
+#: The name its messages had before the module moved (issue 22): the logs read the same.
+log = logging.getLogger("codecite.store.postgres")
 
 #: URL schemes that select this backend.
 INSTALL_HINT = "pip install 'codecite[postgres]'"
@@ -152,6 +152,33 @@ class PostgresStore(PoolOwner, SearchTables, VectorTables, GraphTables):
     connections are read-only) and raises :class:`IndexMissingError` for a repository
     that was never indexed. ``index_dir``: the local folder for the query log.
     """
+
+    #: Many repositories in one database, each found by name.
+    shared = True
+
+    @classmethod
+    def open(
+        cls,
+        location: str | Path,
+        *,
+        repo: str = "",
+        index_dir: str | Path | None = None,
+        create: bool = True,
+        readonly: bool = False,
+        discard_damaged: bool = False,
+    ) -> PostgresStore:
+        """The repository ``repo`` of the database at the URL ``location``
+        (:func:`codecite.store.open_store`); a read-only open (queries) takes a read
+        replica when there are any (:mod:`.replicas`)."""
+        if readonly:
+            from .replicas import open_read
+
+            return open_read(
+                str(location),
+                lambda url: cls(url, repo=repo, index_dir=index_dir, readonly=True),
+                (UserError,),
+            )
+        return cls(str(location), repo=repo, index_dir=index_dir, create=create)
 
     def __init__(
         self,
@@ -258,6 +285,15 @@ class PostgresStore(PoolOwner, SearchTables, VectorTables, GraphTables):
 
     def reset(self) -> None:
         self.clear()
+
+    def embedding_cache(self) -> PostgresEmbeddingCache | None:
+        """The database's embedding cache (the table ``codecite.embedding_cache``, shared
+        by every worker and repository) when this store is writable, else None."""
+        if self.readonly:
+            return None
+        from .embedding_cache import PostgresEmbeddingCache
+
+        return PostgresEmbeddingCache(self.pool, redact(self.url))
 
     @contextmanager
     def reporting_damage(self) -> Iterator[None]:

@@ -1,62 +1,44 @@
 """The embedding cache in the shared PostgreSQL store (DESIGN.md §13): the same
-(model name, sha256 of the text) → vector cache as :mod:`.cache`, in one table of the
-database, so every ``codecite worker`` on every machine (and every repository: forks,
-vendored code, branches indexed as other repositories) embeds a text only once.
+(model name, sha256 of the text) → vector cache as the machine-wide file's
+(:mod:`codecite.store.sqlite.embedding_cache`), in one table of the database, so every
+``codecite worker`` on every machine (and every repository: forks, vendored code,
+branches indexed as other repositories) embeds a text only once.
 
 Vectors are raw little-endian float32 bytes with their dimension, as in the SQLite
 cache. It is an optimisation only: on database errors a warning is logged and embedding
 goes on without it. The table is not scoped by repository (a vector depends on the model
-and the text only), and it is created on first use (``CREATE TABLE IF NOT EXISTS``).
+and the text only); the store's migration 3 creates it (:mod:`.migrations`). A writable
+:class:`~.store.PostgresStore` offers it (:meth:`~.store.PostgresStore.embedding_cache`).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 import numpy as np
 
-from ..store.postgres_migrations import SCHEMA
-from .cache import EmbeddingCache
+from .migrations import SCHEMA
 
-if TYPE_CHECKING:
-    from ..store.protocols import IndexWriter
-
-log = logging.getLogger(__name__)
+#: The name its messages had before the module moved (issue 22): the logs read the same.
+log = logging.getLogger("codecite.embed.pgcache")
 
 #: In the store's schema (``codecite``), beside its tables.
 TABLE = f"{SCHEMA}.embedding_cache"
 _DTYPE = np.dtype("<f4")
 _QUERY_CHUNK = 1000
-CREATE = f"""
-CREATE TABLE IF NOT EXISTS {TABLE} (
-    model text NOT NULL,
-    key text NOT NULL,
-    dim integer NOT NULL,
-    vector bytea NOT NULL,
-    PRIMARY KEY (model, key)
-)
-"""
 
 
-class PostgresEmbeddingCache(EmbeddingCache):
-    """Vectors by (model, key) in the database of a pool (a PostgreSQL store's): the
-    calls of :class:`EmbeddingCache`, which every caller of it accepts."""
+class PostgresEmbeddingCache:
+    """Vectors by (model, key) in the database of a pool (a PostgreSQL store's, whose
+    migrations made the table): the calls of the machine-wide cache file's
+    (:class:`~codecite.store.protocols.VectorCache`)."""
 
     def __init__(self, pool: Any, where: str) -> None:
         self.path = Path(where)
-        self._lock = threading.Lock()
-        self._conn = None
-        self._writable = True
         self._pool: Any = pool
-        try:
-            with pool.connection() as conn:
-                conn.execute(CREATE)
-        except Exception as exc:  # psycopg.Error, PoolTimeout
-            self._give_up(f"cannot create its table ({exc})")
 
     @property
     def enabled(self) -> bool:
@@ -125,12 +107,8 @@ class PostgresEmbeddingCache(EmbeddingCache):
     def close(self) -> None:
         self._pool = None  # the store owns the pool
 
+    def __enter__(self) -> Self:
+        return self
 
-def shared_cache(store: IndexWriter) -> EmbeddingCache | None:
-    """The database's embedding cache when ``store`` is a writable PostgreSQL store (its
-    pool), else None (the caller uses the machine-wide SQLite cache)."""
-    from ..store.postgres import PostgresStore, redact
-
-    if not isinstance(store, PostgresStore) or store.readonly:
-        return None
-    return PostgresEmbeddingCache(store.pool, redact(store.url))
+    def __exit__(self, *exc: object) -> None:
+        self.close()

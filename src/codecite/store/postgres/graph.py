@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from ..types import Edge, Import, Reference
-from .postgres_base import PgTables
+from ...types import Edge, Import, Reference
+from .base import PgTables
 
 
 class GraphTables(PgTables):

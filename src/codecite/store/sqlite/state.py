@@ -1,18 +1,11 @@
-"""The server's state database (DESIGN.md §11): bearer tokens, stored as salted hashes,
-and the audit log, an append-only table. ``state`` in codecite-server.toml names it: a
-SQLite file (:class:`StateStore`, here) or a ``postgresql://`` URL
-(:class:`~codecite.server.state_postgres.PostgresStateStore`: serve processes on
-several machines share its tokens and audit log); :func:`open_state` opens either.
-What they share (checks, hashing, scrubbing, every query) is
-:class:`~codecite.server.state_base.BaseStateStore`.
+"""The server's state tables in a SQLite file (``state = "codecite-state.db"`` in
+codecite-server.toml, the default): the queries are :class:`~codecite.store.state.StateTables`';
+this module adds the file, its numbered migrations (:data:`MIGRATIONS`, the format
+version and kind in ``meta``) and the connection.
 
-The SQLite file is in WAL mode so ``codecite token ...`` can run beside a live server.
-One :class:`StateStore` is shared by the server's threads: every use of its connection
-holds an internal lock.
-
-Standard library only (a URL loads :mod:`.state_postgres` and psycopg when opened): the
-``token`` and ``audit`` commands work without the server extras, and with a state file
-without the PostgreSQL extra.
+The file is in WAL mode so ``codecite token ...`` can run beside a live server. One
+connection is shared by the server's threads: every use of it holds an internal lock.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -24,38 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, PathError
-from ..store.migrations import run_script
-from ..store.sqlite_base import READONLY_WORDS, is_damage
-from .state_base import (
-    KIND,
-    REASONS,
-    TOKEN_RE,
-    AuditRecord,
-    BaseStateStore,
-    TokenInfo,
-    check_format,
-    parse_token,
-)
-
-__all__ = [
-    "REASONS", "TOKEN_RE", "AuditRecord", "BaseStateStore", "StateStore", "TokenInfo",
-    "open_state", "parse_token",
-]  # fmt: skip
+from ...errors import ConfigError, PathError
+from ..state import KIND, StateTables, check_format
+from .base import READONLY_WORDS, is_damage
+from .migrations import run_script
 
 BUSY_TIMEOUT_S = 10.0
-
-
-def open_state(location: str | Path) -> BaseStateStore:
-    """The state database at ``location``: a ``postgresql://`` URL, else a SQLite file."""
-    if isinstance(location, str):
-        from ..store.urls import is_postgres_url
-
-        if is_postgres_url(location):
-            from .state_postgres import PostgresStateStore
-
-            return PostgresStateStore(location)
-    return StateStore(location)
 
 
 def m001_create_tables(conn: sqlite3.Connection) -> None:
@@ -131,8 +98,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
 FORMAT_VERSION = len(MIGRATIONS)
 
 
-class StateStore(BaseStateStore):
-    """Tokens and the audit log in one SQLite file, created (mode 0600) if missing; one
+class SQLiteStateTables(StateTables):
+    """The state tables in one SQLite file, created (mode 0600) if missing; one
     connection, every use of it under an internal lock.
 
     Raises :class:`ConfigError` when the file is not a codecite state database, and
