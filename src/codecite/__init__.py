@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .store import index_exists, is_shared_store, open_state_tables
     from .store.postgres.queue import open_job_runs
     from .store.postgres.replicas import register_replicas
-    from .types import CHUNK_KINDS, MAX_K
+    from .types import CHUNK_KINDS, MAX_K, SYMBOL_LIMIT
 # --- end of issue 22's names
 
 # Public names → defining module. Imported on first use, so that importing one
@@ -91,6 +91,7 @@ _EXPORTS = {
     "register_replicas": "store.postgres.replicas",  # read replicas of the shared store
     "CHUNK_KINDS": "types",
     "MAX_K": "types",  # the most results a search returns
+    "SYMBOL_LIMIT": "types",  # the most definitions one name resolves to
     # issue 22 (the store decides its backend once): what the server's state and jobs use
     "index_exists": "store",
     "is_shared_store": "store",
@@ -152,6 +153,7 @@ __all__ += [
     "LANGUAGES",
     "MAX_K",
     "RELATIONS",
+    "SYMBOL_LIMIT",
     "RepoHit",
     "clean_path",
     "detect_intent",

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 INDEX_DIRNAME = ".codecite"
 #: Most results one query may ask for (``Index.search``, the CLI's ``-k``).
 MAX_K = 1000
+#: Definitions looked at when resolving a name (explain, MCP's symbol tools): all of
+#: them are listed when the name is ambiguous.
+SYMBOL_LIMIT = 50
 #: Chunk kinds (DESIGN.md section 3).
 CHUNK_KINDS = ("function", "method", "class", "module", "section", "window", "file")
 #: Kinds whose ``content`` is the file's lines verbatim (line numbers can be quoted and

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 #: Kinds of chunk that can be explained.
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
-#: Definitions looked at when resolving a name (all listed when ambiguous).
-SYMBOL_LIMIT = 50
 #: Call sites quoted as usage examples.
 MAX_USAGES = 3
 #: Callers, callees, tests and members listed at most.

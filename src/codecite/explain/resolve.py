@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import AmbiguousSymbolError, UserError
-from ..types import Chunk
-from .limits import DEFINITION_KINDS, SYMBOL_LIMIT
+from ..types import SYMBOL_LIMIT, Chunk
+from .limits import DEFINITION_KINDS
 from .scan import body_lines, signature_span
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ... import find_index
+from ... import find_index, index_exists
 from ...errors import IndexMissingError
 from ..auth import LOCAL_USER
 from ..config import RepoConfig
@@ -18,7 +18,7 @@ def local_pool(path: Path, index_dir: Path | None = None) -> RepoPool:
     is no index."""
     root = path.expanduser().resolve()
     folder = index_dir.expanduser().resolve() if index_dir else root / ".codecite"
-    if not (folder / "index.db").is_file():
+    if not index_exists(folder):
         raise IndexMissingError(f"no index at {folder}; build one with `codecite index {path}`")
     name = root.name or "repo"
     return RepoPool({name: RepoConfig(name, root, folder)})

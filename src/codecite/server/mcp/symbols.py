@@ -11,12 +11,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ... import Chunk, Index
+from ... import SYMBOL_LIMIT, Chunk, Index
 from ...errors import UserError
 from .spans import chunk_json, cite
 
-#: Definitions looked at when resolving a symbol; candidates listed when ambiguous.
-SYMBOL_LIMIT = 50
 #: Kinds that are not definitions (a symbol look-up falls back to them only).
 COARSE_KINDS = frozenset({"module", "window", "file", "section"})
 #: :meth:`Index.related`'s limit when every edge is wanted (the tools cap what they list).

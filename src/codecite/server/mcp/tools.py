@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from ... import Filters, Index, LLMChoice, clean_path
+from ... import Filters, Index, LLMChoice, clean_path, index_exists
 from ...errors import AmbiguousSymbolError, NotIndexedFileError, UserError
 from ..auth import Principal
 from ..config import Limits
@@ -88,7 +88,7 @@ class CodeTools:
         raise UserError(f"several repositories are available ({', '.join(names)}); pass repo=NAME")
 
     def _indexed(self, name: str) -> bool:
-        return (self.pool.repos[name].index / "index.db").is_file()
+        return index_exists(self.pool.repos[name].index)
 
     def _where(self, principal: Principal, repo: str) -> str:
         """`` [repo]`` when the principal reads several repositories."""

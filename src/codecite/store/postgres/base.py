@@ -158,11 +158,6 @@ class Vector:
         self.data = struct.pack(">HH", len(array), 0) + array.tobytes()
 
 
-def vector_from_binary(data: bytes) -> np.ndarray:
-    """pgvector's binary ``vector`` as a float32 array."""
-    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
-
-
 def register_vector(conn: psycopg.Connection[Any]) -> None:
     """Send :class:`Vector` parameters as pgvector's binary ``vector`` on ``conn``."""
     from psycopg.adapt import Dumper
