@@ -303,6 +303,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=BASELINE_REV, help="git revision of the baseline")
     parser.add_argument("--no-baseline", action="store_true", help="only the current code")
     parser.add_argument("--signals", help="write the current system's signals (TSV) here")
+    parser.add_argument(
+        "--same-index",
+        action="store_true",
+        help="the current code reads the baseline's index (a refactoring's check: alike?)",
+    )
     parser.add_argument("--check", action="store_true", help="check the references, then stop")
     parser.add_argument("--json", default=str(HERE / "results" / "answers.json"), help="output")
     parser.add_argument("--run-system", help=argparse.SUPPRESS)
@@ -335,15 +340,20 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{len(questions)} questions on {len(names)} projects; systems: {', '.join(systems)}")
     results: dict[str, dict[str, Any]] = {}
     records: dict[str, list[dict[str, Any]]] = {}
+    first_slug = ""
     for system, src in systems.items():
         # the baseline's index folder is its revision's own (another revision may not read it)
         slug = f"baseline-{args.baseline}" if system.startswith("baseline") else system.split()[0]
+        # --same-index: every system reads the first one's index (a parallel parse writes
+        # chunks in a different order each build, which reorders tied low-ranked hits)
+        first_slug = first_slug or slug
+        folder = first_slug if args.same_index else slug
         jobs = [
             {
                 "system": system,
                 "project": name,
                 "root": str(roots[name]),
-                "index": str(workdir / "index" / slug / name),
+                "index": str(workdir / "index" / folder / name),
                 "questions": [
                     {"id": q.id, "question": q.question}
                     for q in questions.values() if q.project == name
