@@ -288,6 +288,11 @@ class AnswerConfig:
     #: 0.3-0.35 within one question of each other).
     abstain_min_coverage: float = 0.3
     abstain_min_similarity: float = 0.35
+    #: ... or, for a yes/no question ("can customers sign in with Google?"), when no
+    #: retrieved chunk holds two adjacent terms of its subject together and none holds
+    #: this share of its terms (measured on the answer benchmark and the shop fixture:
+    #: no answerable yes/no question has both; 7 of 26 out-of-scope ones have).
+    abstain_yesno_chunk_share: float = 0.5
     #: Confidence levels: the lead line and its symbol hold at least this share of
     #: the question's subject weight (high: and it is not a test, example or doc).
     confidence_high: float = 0.75

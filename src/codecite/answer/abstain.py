@@ -11,13 +11,20 @@ Signals, all from the question, the index and the evidence (no model needed):
   the chunks of the best evidence;
 - ``evidence``: the share held by the best evidence line and its symbol;
 - ``similarity``: the best cosine similarity of a retrieved chunk (model vectors; not
-  measured while they are missing, and then not used).
+  measured while they are missing, and then not used);
+- ``phrases``: for a yes/no question, the share of its subject's adjacent term pairs
+  ("rate limiting", "Google account") that some retrieved chunk holds both of, and
+  ``best_chunk``: the largest share of its subject terms one retrieved chunk holds. A
+  capability no retrieved code names even in part is not shown by the code.
 
 Declined when not literal and the question is about something the index lacks
-(``absent`` ≥ ``abstain_max_absent``) or when its retrieved context covers too
+(``absent`` ≥ ``abstain_max_absent``), when its retrieved context covers too
 little of it (``context`` < ``abstain_min_coverage`` and ``similarity`` <
-``abstain_min_similarity``). The thresholds are config fields, calibrated by
-``bench/answer_bench.py`` (their measured ranges are noted in config.py).
+``abstain_min_similarity``), or when it asks yes or no about something whose phrases
+no retrieved chunk holds together (``phrases`` 0 and ``best_chunk`` <
+``abstain_yesno_chunk_share``). The
+thresholds are config fields, calibrated by ``bench/answer_bench.py`` (their measured
+ranges are noted in config.py).
 
 Confidence levels (``Answer.confidence``):
 
@@ -32,13 +39,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from ..config import Config
 from ..retrieve.intent import QueryInfo, symbol_candidates
 from ..retrieve.question import Question
 from ..retrieve.types import Hit
 from .evidence import Evidence
-from .terms import TermWeights, specific_terms, stems
+from .shape import Shape
+from .terms import TermWeights, specific_terms, stem, stems
 
 #: Top hits whose text counts for ``context``.
 CONTEXT_HITS = 3
@@ -63,6 +72,11 @@ class Signals:
     soft_names: tuple[str, ...] = ()
     #: A long question (a pasted report): its words are the reporter's, its own code's.
     long: bool = False
+    #: A yes/no question: the share of its subject's adjacent term pairs some retrieved
+    #: chunk holds both of (None: not yes/no, or fewer than two subject terms), and
+    #: the largest share of its subject terms one retrieved chunk holds.
+    phrases: float | None = None
+    best_chunk: float = 1.0
 
     def to_json(self) -> dict[str, float | bool | list[str] | None]:
         return {
@@ -73,6 +87,8 @@ class Signals:
             "context": round(self.context, 4),
             "evidence": round(self.evidence, 4),
             "similarity": None if self.similarity is None else round(self.similarity, 4),
+            "phrases": None if self.phrases is None else round(self.phrases, 4),
+            "best_chunk": round(self.best_chunk, 4),
         }
 
 
@@ -82,6 +98,7 @@ def signals(
     weights: TermWeights,
     hits: Sequence[Hit],
     evidence: Sequence[Evidence],
+    shape: Shape | None = None,
 ) -> Signals:
     read = [h.chunk for h in hits[:CONTEXT_HITS]] + [e.chunk for e in evidence[:CONTEXT_HITS]]
     text = " ".join(
@@ -113,7 +130,25 @@ def signals(
         weights.share(found, without=missing),
         tuple(t for t in missing if not names[t]),
         question.long,
+        *(_phrases(shape, hits) if shape is not None and shape.kind == "yesno" else (None, 1.0)),
     )
+
+
+def _phrases(shape: Shape, hits: Sequence[Hit]) -> tuple[float | None, float]:
+    """(the share of the subject's adjacent term pairs one retrieved chunk holds both
+    of, the largest share of the subject's terms one chunk holds), each chunk read as
+    its path, name, doc comment and code, by stems."""
+    terms = list(dict.fromkeys(stem(t) for t in shape.subject))
+    pairs = {(a, b) for a, b in pairwise(terms)}
+    if not pairs:
+        return None, 1.0
+    texts = [
+        stems(f"{h.chunk.path} {h.chunk.qualname} {h.chunk.docstring} {h.chunk.content}")
+        for h in hits
+    ]
+    held = sum(1 for a, b in pairs if any(a in t and b in t for t in texts))
+    best = max((sum(1 for term in terms if term in t) for t in texts), default=0)
+    return held / len(pairs), best / len(terms)
 
 
 def declines(s: Signals, config: Config) -> bool:
@@ -128,6 +163,8 @@ def declines(s: Signals, config: Config) -> bool:
     ):
         return True
     if s.absent >= config.answer.abstain_max_absent and not s.long:
+        return True
+    if s.phrases == 0 and s.best_chunk < config.answer.abstain_yesno_chunk_share:
         return True
     if s.similarity is None:  # no model vectors yet: the context alone does not decide
         return False

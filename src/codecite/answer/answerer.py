@@ -171,7 +171,7 @@ class Answerer:
         if result.files:  # a long question: search --files' first file leads
             evidence = _file_first(evidence, result, finder, hits)
         evidence = finder.with_handler(evidence, hits)
-        sig = signals(read, info, weights, hits, evidence)
+        sig = signals(read, info, weights, hits, evidence, shape)
         declined = not hits or declines(sig, self.config)
         answer = Answer(
             question,
