@@ -214,8 +214,8 @@ def test_the_prompt_leads_with_the_evidence_and_asks_for_the_shape(
 def test_a_yes_no_question_whose_phrases_no_code_holds_is_declined(
     index: codecite.Index,
 ) -> None:
-    # every word but "pay" and "card" is in the code, never two of them side by side
-    answer = index.ask("Can visitors pay for their uploads by card?", "extractive")
+    # "visitor" and "upload" are in the code, never side by side; "receipt" is not
+    answer = index.ask("Do visitors get a receipt for each upload?", "extractive")
     assert answer.signals["phrases"] == 0 and answer.signals["best_chunk"] < 0.5
     assert answer.insufficient and answer.confidence == "none"
     held = index.ask("Is the session cookie sent HttpOnly?", "extractive")
