@@ -19,7 +19,8 @@ from test_server import make_token
 
 import codecite
 from codecite.server.config import RepoConfig
-from codecite.server.refresh import Poller, update_clone, verify_signature
+from codecite.server.jobs.poll import Poller
+from codecite.server.refresh import update_clone, verify_signature
 
 #: real clones, webhooks and polling (run by .ci/run)
 pytestmark = pytest.mark.slow

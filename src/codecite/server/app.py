@@ -34,9 +34,9 @@ from .context import ServerState, authenticate, client_address
 from .errors import ApiError, error_body, error_response
 from .guards import VERDICT, FailureThrottle, RateLimiter, RequestGate
 from .jobs import Jobs, QueueJobs
+from .jobs.poll import Poller
 from .mcp import CURRENT_CLIENT, CURRENT_PRINCIPAL
 from .metrics import Metrics, route_name, route_templates
-from .refresh import Poller
 from .repos import RepoPool
 from .state import BaseStateStore, open_state
 
