@@ -221,3 +221,18 @@ def test_a_yes_no_question_whose_phrases_no_code_holds_is_declined(
     held = index.ask("Is the session cookie sent HttpOnly?", "extractive")
     assert held.signals["phrases"] > 0 and not held.insufficient
     assert held.citations[0].path == "webapp/sessions.py"
+
+
+def test_a_sentence_ends_at_its_end_not_at_a_dotted_name() -> None:
+    from codecite.answer.evidence import sentence_spans
+
+    text = (
+        "Values are redacted when they look generated (:func:`~codecite.scrub.rules.is_random_run`:"
+        " mixed letters and digits), e.g. a password. Python 3.11 reads app.py too! Last"
+    )
+    assert [text[s:e] for s, e in sentence_spans(text)] == [
+        "Values are redacted when they look generated (:func:`~codecite.scrub.rules.is_random_run`:"
+        " mixed letters and digits), e.g. a password.",
+        "Python 3.11 reads app.py too!",
+        "Last",
+    ]

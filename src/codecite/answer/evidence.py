@@ -589,16 +589,46 @@ def _prose_lines(lines: list[tuple[int, str]]) -> set[int]:
     return out
 
 
+#: Words whose period ends no sentence.
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "no", "fig"})
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text``: one ends at ``.``, ``!`` or ``?``
+    followed by white space or the end, outside backticks and brackets and not after an
+    abbreviation, so ``codecite.scrub``, ``(:func:`~x.y`)``, "e.g. this" and "3.11"
+    stay inside their sentence."""
+    spans: list[tuple[int, int]] = []
+    start, depth, quoted = 0, 0, False
+    for i, char in enumerate(text):
+        if char == "`":
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif char in ".!?" and depth == 0 and (i + 1 == len(text) or text[i + 1].isspace()):
+            word = text[start:i].rsplit(None, 1)[-1].lower() if text[start:i].strip() else ""
+            if char == "." and word.lstrip("(") in _ABBREVIATIONS:
+                continue
+            spans.append((start, i + 1))
+            start = i + 1
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return [(s + len(text[s:e]) - len(text[s:e].lstrip()), e) for s, e in spans]
+
+
 def _sentence_at(block: list[tuple[int, str]], at: int) -> str:
     """The sentence of a paragraph (lines of prose) that holds line ``at``."""
     parts = [" ".join(t.strip().strip("\"'#/*").split()) for _, t in block]
     before = " ".join(parts[:at])
     text = " ".join(p for p in parts if p)
     start = len(before) + (1 if before else 0)
-    sentences = list(re.finditer(r"[^.!?]+(?:[.!?]+|$)", text))
-    for m in sentences:
-        if m.start() <= start < m.end() or m.start() >= start:
-            found = m.group(0).strip()
+    for s, e in sentence_spans(text):
+        if s <= start < e or s >= start:
+            found = text[s:e].strip()
             return found if len(found) <= 300 else found[:299] + "…"
     return parts[at]
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from .citations import cite
-from .evidence import Evidence
+from .evidence import Evidence, sentence_spans
 from .shape import Shape
 from .terms import stems
 
@@ -105,15 +105,14 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
     return f"{symbol} ({where}): {_what(best)}."
 
 
-_SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.S)
 #: "Yes" only when the lead's line and symbol hold this share of the question's subject.
 YES_COVERAGE = 0.5
 
 
 def first_sentence(text: str, limit: int = 240) -> str:
     flat = " ".join(text.split())
-    m = _SENTENCE.match(flat)
-    sentence = m.group(1) if m else flat
+    spans = sentence_spans(flat)
+    sentence = flat[spans[0][0] : spans[0][1]] if spans else flat
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
 
 
