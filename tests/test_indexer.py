@@ -252,3 +252,24 @@ def test_incremental_graph_equals_a_full_rebuild(shop_repo: Path, tmp_path: Path
         "calls",
     ) in inc_edges
     assert inc_edges == full_edges
+
+
+def test_two_builds_of_one_tree_write_their_chunks_in_the_same_order(tmp_path: Path) -> None:
+    """Parse workers finish in any order; their results are written in the order of the
+    files, so two builds store the same rows in the same order (tied hits rank alike)."""
+    files = {
+        f"pkg/mod_{n:02d}.py": "".join(
+            f"def step_{n}_{i}(value):\n    return value * {i} + {n}\n\n\n"
+            for i in range(1 + n % 5)
+        )
+        for n in range(60)
+    }
+    repo = make_git_repo(tmp_path / "repo", files)
+    orders = []
+    for build in ("first", "second"):
+        folder = tmp_path / build
+        with codecite.open_index(repo, index_dir=folder, overrides={"workers": 2}) as index:
+            index.update(embed=False)
+        with sqlite3.connect(folder / "index.db") as db:
+            orders.append([row[0] for row in db.execute("SELECT id FROM chunks ORDER BY rowid")])
+    assert len(orders[0]) > 60 and orders[0] == orders[1]

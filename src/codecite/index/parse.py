@@ -10,7 +10,7 @@ import os
 import signal
 import threading
 from collections.abc import Generator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import partial
@@ -103,8 +103,10 @@ def process_file(
 def run_workers(
     items: Sequence[tuple[SourceFile, str]], repo: str, config: Config
 ) -> Generator[FileResult | Skipped, None, None]:
-    """Process files on every core; results arrive as they finish. Close the
-    generator when not reading it to the end: that shuts the pool down."""
+    """Process files on every core; results come in the order of ``items`` (the
+    workers run ahead), so two builds of one tree write their chunks in the same order
+    and rank tied hits alike. Close the generator when not reading it to the end: that
+    shuts the pool down."""
     workers = config.index.workers or os.cpu_count() or 1
     if workers <= 1 or len(items) < MIN_FILES_FOR_POOL:
         for source, known in items:
@@ -117,7 +119,7 @@ def run_workers(
             pool.submit(work, items[i : i + WORKER_BATCH])
             for i in range(0, len(items), WORKER_BATCH)
         ]
-        for future in as_completed(futures):
+        for future in futures:
             yield from future.result()
     except BrokenProcessPool:
         raise WorkerStartError(
