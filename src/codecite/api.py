@@ -31,7 +31,7 @@ from .index.freshness import Freshness, Tracker
 from .progress import ProgressFn
 from .retrieve import Searcher
 from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
-from .store import Store, index_exists, is_shared_store, open_store
+from .store import Store, index_exists, is_shared_store, open_repository_store, open_store
 from .store.protocols import TIERS, Tier
 from .store.sqlite.base import OWN_FILES
 from .types import INDEX_DIRNAME, MAX_K, Chunk, SourceFile
@@ -620,10 +620,10 @@ def open_index(
         if create:
             _check_index_folder(folder)
         cfg = cfg or load_config(root, overrides=overrides)  # may name a shared store
-    store = open_store(
-        cfg.store if is_shared_store(cfg.store) else folder,
-        repo=cfg.repo_name or root.name,
-        index_dir=folder,
+    store = open_repository_store(
+        cfg.store,
+        cfg.repo_name or root.name,
+        folder,
         create=create,
         readonly=not create,
         discard_damaged=discard_damaged,

@@ -345,15 +345,12 @@ def run_worker(root: Path, folder: Path, settings: dict[str, Any]) -> int:
         state.log = str(folder / LOG_NAME)
         try:
             from ..config import load_config
-            from ..store import open_store
+            from ..store import open_repository_store
 
             # the store the run wrote: its folder, or the shared database of its settings
             config = load_config(root, overrides=settings)
-            with closing(
-                open_store(
-                    config.store or folder, repo=config.repo_name or root.name, index_dir=folder
-                )
-            ) as store:
+            repo = config.repo_name or root.name
+            with closing(open_repository_store(config.store, repo, folder)) as store:
                 _embed_all(store, config, folder, state, stop.is_set)
         except Exception as exc:
             log.exception("background embedding failed")

@@ -176,6 +176,28 @@ def open_store(
     return store
 
 
+def open_repository_store(
+    store: str,
+    repo: str,
+    index_dir: str | Path,
+    *,
+    create: bool = True,
+    readonly: bool = False,
+    discard_damaged: bool = False,
+) -> Store:
+    """The store of a repository whose index folder is ``index_dir``: the shared store
+    the ``store`` setting names (the repository ``repo`` in it), else the folder's own
+    index. What :func:`codecite.open_index` and the background worker open."""
+    return open_store(
+        store if is_shared_store(store) else index_dir,
+        repo=repo,
+        index_dir=index_dir,
+        create=create,
+        readonly=readonly,
+        discard_damaged=discard_damaged,
+    )
+
+
 __all__ = [
     "STORES",
     "Backend",
@@ -192,5 +214,6 @@ __all__ = [
     "backend",
     "index_exists",
     "is_shared_store",
+    "open_repository_store",
     "open_store",
 ]
