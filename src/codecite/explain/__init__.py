@@ -81,11 +81,12 @@ def explain(index: Source, target: str, *, llm: str | LLM | LLMChoice | None = N
             f"({', '.join(fresh.stale[:3])}); run `codecite index`"
         )
     check(expl)
-    expl.markdown = render(expl)
     expl.timings_ms["facts"] = ms_since(started)
     if choice is not None:
         expl.llm_reason = choice.reason
-        if choice.llm is not None:
-            write_prose(expl, choice.llm, max_tokens=index.config.answer.answer_max_tokens)
+    if choice is not None and choice.llm is not None:  # the prose leads the markdown
+        write_prose(expl, choice.llm, max_tokens=index.config.answer.answer_max_tokens)
+    else:
+        expl.markdown = render(expl)
     expl.timings_ms["total"] = ms_since(started)
     return expl
