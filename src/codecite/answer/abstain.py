@@ -98,7 +98,7 @@ def signals(
     weights: TermWeights,
     hits: Sequence[Hit],
     evidence: Sequence[Evidence],
-    shape: Shape | None = None,
+    shape: Shape,
 ) -> Signals:
     read = [h.chunk for h in hits[:CONTEXT_HITS]] + [e.chunk for e in evidence[:CONTEXT_HITS]]
     text = " ".join(
@@ -130,7 +130,7 @@ def signals(
         weights.share(found, without=missing),
         tuple(t for t in missing if not names[t]),
         question.long,
-        *(_phrases(shape, hits) if shape is not None and shape.kind == "yesno" else (None, 1.0)),
+        *(_phrases(shape, hits) if shape.kind == "yesno" else (None, 1.0)),
     )
 
 
