@@ -164,7 +164,7 @@ def declines(s: Signals, config: Config) -> bool:
         return True
     if s.absent >= config.answer.abstain_max_absent and not s.long:
         return True
-    if s.phrases == 0 and s.best_chunk < config.answer.abstain_yesno_chunk_share:
+    if s.phrases == 0 and s.best_chunk < config.answer.abstain_yesno_chunk_share and not s.long:
         return True
     if s.similarity is None:  # no model vectors yet: the context alone does not decide
         return False
