@@ -39,7 +39,7 @@ from answer_data import Question, load, projects  # noqa: E402
 
 import codecite  # noqa: E402
 from codecite.answer import evidence as evidence_module  # noqa: E402
-from codecite.answer.answerer import _LineCache  # noqa: E402
+from codecite.answer.answerer import _LineCache, line_embedder  # noqa: E402
 from codecite.answer.evidence import MERGE_GAP, PER_CHUNK, Evidence, EvidenceFinder  # noqa: E402
 from codecite.answer.extractive import _block_of  # noqa: E402
 from codecite.answer.shape import question_shape  # noqa: E402
@@ -50,9 +50,13 @@ STEPS = 600
 LEARNING_RATE = 0.5
 L2 = 0.01
 #: The features a weight is learnt for, in a fixed order (others weigh 0).
-FEATURES = tuple(evidence_module.EVIDENCE_WEIGHTS) + tuple(
-    f"role_{r}" for r in ("value", "raise", "branch", "return", "log", "definition", "doc", "line")
-)
+FEATURES = tuple(
+    dict.fromkeys([
+        *evidence_module.EVIDENCE_WEIGHTS,
+        *(f"role_{r}" for r in ("value", "raise", "branch", "return", "log", "definition",
+                                "doc", "line")),
+    ])
+)  # fmt: skip
 
 
 @dataclass
@@ -75,8 +79,12 @@ def candidates(idx: codecite.Index, q: Question) -> Item | None:
     lines = _LineCache(answerer._disk_lines)
     stats = answerer.searcher.term_stats
     weights = TermWeights(shape.subject, stats.df, stats.documents, answerer.context.in_code)
-    finder = EvidenceFinder(shape, read, weights, answerer.config, lines, context.tested)
+    finder = EvidenceFinder(
+        shape, read, weights, answerer.config, lines, context.tested,
+        line_embedder(answerer.config),
+    )  # fmt: skip
     top = max((h.score for h in context.hits), default=0.0)
+    finder.measure(context.hits)
     found: list[Evidence] = []
     for rank, hit in enumerate(context.hits):
         found += finder._chunk_evidence(hit, rank, top)

@@ -22,7 +22,9 @@ Declined when not literal and the question is about something the index lacks
 little of it (``context`` < ``abstain_min_coverage`` and ``similarity`` <
 ``abstain_min_similarity``), or when it asks yes or no about something whose phrases
 no retrieved chunk holds together (``phrases`` 0 and ``best_chunk`` <
-``abstain_yesno_chunk_share``). The
+``abstain_yesno_chunk_share``), or part of which no code holds while no chunk holds
+most of the rest (``best_chunk`` < ``abstain_yesno_partial_share`` and ``absent`` ≥
+``abstain_yesno_absent``). The
 thresholds are config fields, calibrated by ``bench/answer_bench.py`` (their measured
 ranges are noted in config.py).
 
@@ -49,6 +51,11 @@ from .evidence import Evidence
 from .shape import Shape
 from .terms import TermWeights, specific_terms, stem, stems
 
+#: The last parts of dotted words that are file names, not symbols.
+FILE_SUFFIXES = frozenset(
+    "html htm css js mjs ts tsx jsx py go rb java kt rs php json yaml yml toml ini cfg md "
+    "rst txt xml csv sh".split()
+)
 #: Top hits whose text counts for ``context``.
 CONTEXT_HITS = 3
 LEVELS = ("none", "low", "medium", "high")
@@ -111,7 +118,12 @@ def signals(
             p == path or path.endswith("/" + p) for p in question.paths for path in indexed
         )
     if info.identifiers and not literal:  # a symbol the question names, found
-        named = {n for i in info.identifiers for n in symbol_candidates(i)[:2]}
+        named = {
+            n
+            for i in info.identifiers
+            for n in symbol_candidates(i)[:2]
+            if n.lower() not in FILE_SUFFIXES  # "index.html" names no symbol "html"
+        }
         literal = any(h.chunk.qualname in named or h.chunk.name in named for h in hits)
     # None while the index has no model vectors: closeness is then not measured
     similarity = max((h.similarity for h in hits if h.similarity is not None), default=None)
@@ -164,8 +176,14 @@ def declines(s: Signals, config: Config) -> bool:
         return True
     if s.absent >= config.answer.abstain_max_absent and not s.long:
         return True
-    if s.phrases == 0 and s.best_chunk < config.answer.abstain_yesno_chunk_share and not s.long:
-        return True
+    if s.phrases is not None and not s.long:
+        if s.phrases == 0 and s.best_chunk < config.answer.abstain_yesno_chunk_share:
+            return True
+        if (
+            s.best_chunk < config.answer.abstain_yesno_partial_share
+            and s.absent >= config.answer.abstain_yesno_absent
+        ):
+            return True
     if s.similarity is None:  # no model vectors yet: the context alone does not decide
         return False
     return (

@@ -18,6 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..config import Config
+from ..embed.static import static_embedder
+from ..errors import ConfigError, EmbeddingError
 from ..filetext import display_text
 from ..retrieve import Searcher
 from ..retrieve.intent import analyse
@@ -29,7 +32,7 @@ from ..types import LINE_EXACT_KINDS
 from .abstain import declines, level, signals
 from .citations import Block, Citation, check_citations, citation_flags
 from .context import ContextBuilder
-from .evidence import Evidence, EvidenceFinder
+from .evidence import Embed, Evidence, EvidenceFinder
 from .extractive import AnswerBlock, ExtractiveAnswerer
 from .llm import EXTRACTIVE, LLM
 from .prompt import INSUFFICIENT, build_messages
@@ -166,7 +169,9 @@ class Answerer:
         lines = _LineCache(self._disk_lines if self.root is not None else None)
         stats = self.searcher.term_stats
         weights = TermWeights(shape.subject, stats.df, stats.documents, self.context.in_code)
-        finder = EvidenceFinder(shape, read, weights, self.config, lines, tested)
+        finder = EvidenceFinder(
+            shape, read, weights, self.config, lines, tested, line_embedder(self.config)
+        )
         evidence = finder.find(hits)
         if result.files:  # a long question: search --files' first file leads
             evidence = _file_first(evidence, result, finder, hits)
@@ -363,6 +368,17 @@ def run_steps(steps: Generator[str, None, Answer]) -> Answer:
         except StopIteration as done:
             answer: Answer = done.value
             return answer
+
+
+def line_embedder(config: Config) -> Embed | None:
+    """The static model's vectors of texts, to weigh lines by their closeness to the
+    question (shipped in the package: loaded once); None when it cannot be loaded."""
+    try:
+        embedder = static_embedder(config)
+    except (EmbeddingError, ConfigError) as exc:
+        log.warning("evidence lines are not weighed by meaning: %s", exc)
+        return None
+    return lambda texts: embedder.embed(texts, "document")
 
 
 def _blocks(hits: Sequence[Hit]) -> list[Block]:

@@ -9,7 +9,11 @@ after the hit that led to it:
 - **messages**: the code that writes a message the question quotes, or that a
   retrieved test asserts (the ``raise`` behind ``"Too many files."``);
 - **docs**: the code a retrieved documentation section names (`` `SessionMiddleware` ``,
-  ``max_age``) — its definitions, or the code chunks that hold the name.
+  ``max_age``) — its definitions, or the code chunks that hold the name;
+- **settings**: for a quantity question ("how long are results kept?"), the code that
+  best holds its subject together with the words of the unit it asks for (``ttl``,
+  ``timeout``, ``max``, ``default``): where a default or a limit is set
+  (``DEFAULT_RESULT_TTL = 500``) is often not where the question's words rank best.
 
 Bridged chunks are searched context like any other: an answer may cite them.
 """
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..chunking.grammars import GRAMMARS
 from ..config import Config
@@ -29,7 +33,8 @@ from ..retrieve.question import Question, error_phrases
 from ..retrieve.types import Hit, SearchResult
 from ..types import Chunk
 from .evidence import quoted_messages, secondary_path, tested_messages
-from .shape import Shape
+from .shape import Shape, unit_words
+from .terms import variants
 
 #: Code only: where a question's names must be found for it to be about this code.
 CODE_FILTER = Filters(languages=tuple(GRAMMARS))
@@ -40,6 +45,9 @@ MESSAGE_SHAPES = frozenset({"what-happens", "error", "quantity", "yesno", "how",
 BRIDGE_HITS = 10
 MESSAGE_LOOKUP = 20
 PER_BRIDGE = 2
+#: Code chunks added by the settings bridge, and the keyword hits read for them.
+SETTINGS = 2
+SETTINGS_LOOKUP = 12
 #: Names a documentation section writes: `code`, CamelCase, snake_case, dotted.
 _DOC_NAME = re.compile(
     r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)\b|\b([a-z]+(?:_[a-z0-9]+)+)\b"
@@ -77,6 +85,9 @@ class ContextBuilder:
             chunk = hit.chunk
             if secondary_path(chunk.path) and not is_test_path(chunk.path):
                 found[chunk.id] = self._named_by(chunk, filters)
+        if shape.kind == "quantity" and not read.long and result.hits:
+            first = result.hits[0].chunk.id
+            found[first] = [*found.get(first, []), *self._settings(question, shape, filters)]
         hits = self._insert(result.hits, found)
         return Context(result, hits, [m for ms in tested.values() for m in ms])
 
@@ -104,6 +115,22 @@ class ContextBuilder:
         return self.searcher.store.keyword_search(
             list(dict.fromkeys(phrases)), None, MESSAGE_LOOKUP, _BODY
         )
+
+    def _settings(self, question: str, shape: Shape, filters: Filters | None) -> list[str]:
+        """Code chunks (not tests, docs or examples) that best hold the question's
+        subject with the words of its unit and "default" (see the module)."""
+        terms = [v for t in shape.subject for v in variants(t)]
+        if not terms:
+            return []
+        terms += [*unit_words(question), "default", "DEFAULT"]
+        scope = filters if filters and filters.languages else CODE_FILTER
+        if filters and not filters.languages:
+            scope = replace(filters, languages=CODE_FILTER.languages)
+        ids = self.searcher.store.keyword_search(
+            list(dict.fromkeys(terms)), scope, SETTINGS_LOOKUP, _ALL
+        )
+        chunks = self.searcher.store.get_chunks(ids)
+        return [i for i in ids if i in chunks and not secondary_path(chunks[i].path)][:SETTINGS]
 
     def _named_by(self, doc: Chunk, filters: Filters | None) -> list[str]:
         """Code chunks of the names a documentation chunk writes: definitions by that

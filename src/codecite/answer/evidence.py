@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from ..chunking.grammars import is_code_language
 from ..config import Config
 from ..graph.testmap import is_test_path
@@ -37,6 +39,8 @@ from .terms import TermWeights, stems
 
 #: Reads a file's lines as indexed (scrubbed); None when the file is gone.
 LineSource = Callable[[str], list[str] | None]
+#: Unit vectors of texts (one row a text): the static model's, for lines' closeness.
+Embed = Callable[[Sequence[str]], np.ndarray]
 
 _STRINGS = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|`[^`]*`')
 _LINE_COMMENT = re.compile(r"(^|\s)(#|//)(?!\s*include).*$")
@@ -97,7 +101,7 @@ EVIDENCE_WEIGHTS: dict[str, float] = {
     "bridged": 0.0, "message": 3.0, "frame": 1.5, "tested": 1.0, "long_line": -0.2,
     "q_number": 0.3, "q_unit": 0.4, "q_no_number": -0.5, "wh_raise": 0.4, "wh_branch": 0.2,
     "who_check": 0.4, "how_logic": 0.1, "d_definition": 0.2, "d_doc": 0.0,
-    "role_import": -0.5,
+    "role_import": -0.5, "line_sim": 1.0, "chunk_sim": 0.3,
 }  # fmt: skip
 #: What a bridged hit's ``why`` starts with (:mod:`.context`).
 BRIDGED = "code that"
@@ -123,6 +127,8 @@ DESCRIBED = 2
 PROSE_LINES = 6
 #: How fast a chunk's retrieval rank lowers the score of its lines.
 RANK_DECAY = 0.06
+#: Lines on each side of a line embedded with it for its closeness to the question.
+SIM_WINDOW = 1
 #: Lines searched above a ``raise``/``return`` for the branch that controls it.
 BRANCH_LOOKBACK = 6
 
@@ -252,11 +258,17 @@ class EvidenceFinder:
         config: Config,
         source: LineSource | None = None,
         tested: Sequence[str] = (),
+        embed: Embed | None = None,
     ) -> None:
         """``tested``: messages the retrieved tests assert (their raise is evidence,
-        but not the question's own literal evidence)."""
+        but not the question's own literal evidence); ``embed``: the static model, to
+        weigh each line's closeness to the question in meaning (None: not weighed)."""
         self.shape, self.question, self.weights = shape, question, weights
-        self.config, self.source = config, source
+        self.config, self.source, self.embed = config, source, embed
+        #: (chunk id, line number) → the line's closeness to the question, 0..1 (the
+        #: best line of the context: 1), and each hit's model similarity, 0..1.
+        self.closeness: dict[tuple[str, int], float] = {}
+        self.similar: dict[str, float] = {}
         self.messages = _message_words(
             [*question.error_texts, *quoted_messages(question), *logged_messages(question)]
         )
@@ -268,6 +280,7 @@ class EvidenceFinder:
         are one block, at most :data:`PER_CHUNK` blocks a chunk."""
         scored: list[Evidence] = []
         top = max((h.score for h in hits), default=0.0)
+        self.measure(hits)
         for rank, hit in enumerate(hits):
             scored += self._chunk_evidence(hit, rank, top)
         scored.sort(key=lambda e: (-e.score, e.rank, e.focus))
@@ -283,6 +296,34 @@ class EvidenceFinder:
                 break
         chosen[:DESCRIBED] = [self.described(ev) for ev in chosen[:DESCRIBED]]
         return chosen
+
+    def measure(self, hits: Sequence[Hit]) -> None:
+        """How close in meaning each line of ``hits`` is to the question (the line with
+        the lines around it and its symbol's name, by the static model), and each hit's
+        model similarity, both relative to the best of the context."""
+        best = max((h.similarity or 0.0 for h in hits), default=0.0)
+        self.similar = {h.chunk.id: (h.similarity or 0.0) / best if best > 0 else 0.0 for h in hits}
+        if self.embed is None:
+            return
+        keys: list[tuple[str, int]] = []
+        texts: list[str] = []
+        for hit in hits:
+            chunk = hit.chunk
+            lines = chunk_lines(chunk, self.source)
+            name = chunk.qualname or chunk.path.rpartition("/")[2]
+            for i, (number, _) in enumerate(lines):
+                around = lines[max(0, i - SIM_WINDOW) : i + SIM_WINDOW + 1]
+                keys.append((chunk.id, number))
+                texts.append(name + " " + " ".join(t.strip() for _, t in around))
+        if not texts:
+            return
+        question = self.question.prose if self.question.long else self.question.text
+        vectors = self.embed([question[:2000], *texts])
+        cosines = vectors[1:] @ vectors[0]
+        top = float(cosines.max())
+        if top <= 0:
+            return
+        self.closeness = {k: max(0.0, float(c)) / top for k, c in zip(keys, cosines, strict=True)}
 
     def described(self, ev: Evidence) -> Evidence:
         """``ev`` with the prose sentence its focus line belongs to and the nearest
@@ -370,6 +411,7 @@ class EvidenceFinder:
             "test_for_tests": float(is_test_path(chunk.path) and self.shape.kind == "tests"),
             "coarse": float(chunk.kind not in LINE_EXACT_KINDS),
             "bridged": float(hit.why.startswith(BRIDGED)),
+            "chunk_sim": self.similar.get(chunk.id, 0.0),
         }
         frames = self._frame_lines(chunk)
         line_stems = [stems(text) for _, text in lines]
@@ -384,6 +426,7 @@ class EvidenceFinder:
             features = dict(common)
             features.update(self._line_features(role, text, found))
             features["own"] = w.matched(found) / total
+            features["line_sim"] = self.closeness.get((chunk.id, number), 0.0)
             features["near"] = w.matched(near) / total
             literal = _message_match(lines, i, self.messages)
             features["message"] = literal

@@ -24,6 +24,7 @@ from .citations import Block, cite
 from .evidence import Evidence, LineSource, chunk_lines, secondary_path, widen
 from .lead import first_sentence, lead_sentence
 from .shape import Shape
+from .terms import stem, stems
 
 #: Supporting blocks after the lead.
 MAX_BLOCKS = 5
@@ -134,7 +135,7 @@ class ExtractiveAnswerer:
         graph_blocks: list[AnswerBlock] = []
         subject = self._subject(hits, evidence)
         if subject is not None and shape.kind in ("impact", "tests", "how"):
-            facts, graph_blocks = self._graph(subject, shape.kind, out)
+            facts, graph_blocks = self._graph(subject, shape, hits, out)
         lead = lead_sentence(shape, evidence, facts)
         blocks = self._blocks(shape, evidence, graph_blocks)
         out.lead = lead
@@ -177,10 +178,13 @@ class ExtractiveAnswerer:
         return None
 
     def _graph(
-        self, subject: Chunk, kind: str, out: Extract
+        self, subject: Chunk, shape: Shape, hits: Sequence[Hit], out: Extract
     ) -> tuple[list[str], list[AnswerBlock]]:
         """Sentences and blocks from the code graph: callers (with their call sites)
-        and tests for impact; tests for tests; callees for how."""
+        and tests for impact; tests for tests; callees for how. Tests come in the
+        order that fits the question: those retrieved for it first (in their rank),
+        then by how much of its subject their names and code hold."""
+        kind = shape.kind
         name = f"`{subject.qualname}`"
         testers = {e.src for e in self.store.edges_to(subject.id, "tests")}
         facts: list[str] = []
@@ -188,6 +192,8 @@ class ExtractiveAnswerer:
         if kind == "impact":
             edges = [e for e in self.store.edges_to(subject.id, "calls") if e.src not in testers]
             callers = self._sites([(e.src, e.line) for e in edges], "caller", out)
+            # the code that depends on it before the tests that happen to call it
+            callers.sort(key=lambda b: secondary_path(b.path))
             if callers:
                 named = ", ".join(f"`{b.qualname}` ({b.citation})" for b in callers[:MAX_FACTS])
                 more = f" and {len(callers) - MAX_FACTS} more" if len(callers) > MAX_FACTS else ""
@@ -197,7 +203,7 @@ class ExtractiveAnswerer:
                 )
                 blocks += callers
         if kind in ("impact", "tests"):
-            tests = self._sites([(t, 0) for t in sorted(testers)], "test", out)
+            tests = self._sites([(t, 0) for t in self._fitting(testers, shape, hits)], "test", out)
             if tests:
                 named = ", ".join(f"`{b.qualname}` ({b.citation})" for b in tests[:MAX_FACTS])
                 more = f" and {len(tests) - MAX_FACTS} more" if len(tests) > MAX_FACTS else ""
@@ -218,6 +224,21 @@ class ExtractiveAnswerer:
                 )
                 facts.append(f"{name} calls {named}.")
         return facts, blocks
+
+    def _fitting(self, ids: set[str], shape: Shape, hits: Sequence[Hit]) -> list[str]:
+        """``ids`` (chunks), those among ``hits`` first in their rank, then by the share
+        of the question's subject terms their name and code hold, then by id."""
+        rank = {h.chunk.id: n for n, h in enumerate(hits)}
+        subject = {stem(t) for t in shape.subject}
+        found = self.store.get_chunks([i for i in ids if i not in rank])
+
+        def held(chunk_id: str) -> float:
+            chunk = found.get(chunk_id)
+            if chunk is None or not subject:
+                return 0.0
+            return len(subject & stems(f"{chunk.qualname} {chunk.content}")) / len(subject)
+
+        return sorted(ids, key=lambda i: (rank.get(i, len(rank)), -held(i), i))
 
     def _sites(self, ends: list[tuple[str, int]], role: str, out: Extract) -> list[AnswerBlock]:
         """A block per graph neighbour: its call-site line when known, else its head."""

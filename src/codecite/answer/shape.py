@@ -162,12 +162,16 @@ _UNIT_QUESTION = (
 )  # fmt: skip
 
 
-def quantity_units(text: str) -> frozenset[str]:
-    """The stems of the unit words a quantity question's answer likely names (all of them
-    when the question says no unit)."""
+def unit_words(text: str) -> tuple[str, ...]:
+    """The unit words a quantity question's answer likely names ("how long" → timeout,
+    ttl, seconds, ...; all of them when the question says no unit)."""
     kinds = [kind for kind, pattern in _UNIT_QUESTION if pattern.search(text)]
-    words = " ".join(UNITS[k] for k in (kinds or list(UNITS)))
-    return frozenset(stems(words))
+    return tuple(dict.fromkeys(w for k in (kinds or list(UNITS)) for w in UNITS[k].split()))
+
+
+def quantity_units(text: str) -> frozenset[str]:
+    """The stems of :func:`unit_words`."""
+    return frozenset(stems(" ".join(unit_words(text))))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,19 @@ _SUFFIXES = (
     "ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "ness", "ities", "ity",
     "ties", "ty", "ers", "er", "ied", "ies", "ed", "es", "ly", "s",
 )  # fmt: skip
+#: Irregular forms a question writes where code writes the plain verb ("results are
+#: kept" ~ ``keep``, "the email is sent" ~ ``send``; "a failed job" ~ ``failure_ttl``).
+_IRREGULAR = {
+    "failure": "fail", "failures": "fail",
+    "kept": "keep", "sent": "send", "built": "build", "lost": "lose", "ran": "run",
+    "began": "begin", "begun": "begin", "chosen": "choose", "chose": "choose",
+    "written": "write", "wrote": "write", "taken": "take", "took": "take", "gave": "give",
+    "given": "give", "held": "hold", "left": "leave", "met": "meet", "paid": "pay",
+    "read": "read", "said": "say", "seen": "see", "saw": "see", "shown": "show",
+    "spent": "spend", "thrown": "throw", "threw": "throw", "told": "tell", "went": "go",
+    "found": "find", "bound": "bind", "hidden": "hide", "hid": "hide", "broken": "break",
+    "broke": "break", "stolen": "steal", "forgot": "forget", "forgotten": "forget",
+}  # fmt: skip
 _MIN_STEM = 3
 
 
@@ -28,6 +41,7 @@ def stem(word: str) -> str:
     ``compress``, ``retries``/``retry`` → ``retri``, ``loyalty``/``loyal`` → ``loyal``.
     Only for matching, never shown."""
     w = word.lower()
+    w = _IRREGULAR.get(w, w)
     for suffix in _SUFFIXES:
         least = _MIN_STEM + 2 if suffix.endswith(("ty", "ties")) else _MIN_STEM
         if w.endswith(suffix) and len(w) - len(suffix) >= least:
@@ -190,6 +204,15 @@ def without_contractions(text: str) -> str:
     return _CONTRACTION.sub("", text)
 
 
+#: What comes before a word that is the asker's own value, not a name the code must
+#: hold: an example ("such as -xvf", "e.g. Foo") or short options bundled after one dash.
+_EXAMPLE = re.compile(r"(\b(such as|e\.g\.?|for (example|instance))[\s,:]*|(?<![-\w])-)$", re.I)
+
+
+def _user_value(sentence: str, at: int) -> bool:
+    return bool(_EXAMPLE.search(sentence[max(0, at - 20) : at]))
+
+
 def specific_terms(text: str) -> dict[str, bool]:
     """The lower-cased words of ``text`` that name something specific, each mapped to
     whether it is *firmly* a name: a word that is no everyday word (``keychain``,
@@ -199,8 +222,13 @@ def specific_terms(text: str) -> dict[str, bool]:
     calls otherwise: a region code, a tier). Common acronyms (API, URL) are none."""
     common = _common_words()
     out: dict[str, bool] = {}
-    for sentence in re.split(r"(?<=[.!?])\s+|\n", without_contractions(text)):
+    whole = without_contractions(text)
+    at = 0
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", whole):
+        at = whole.find(sentence, at)
         for i, m in enumerate(_NAME.finditer(sentence)):
+            if _user_value(whole, at + m.start()):
+                continue
             for part in re.split(r"[.+#]", m.group(0)):
                 low = part.lower()
                 if len(low) < 2 or low in _PLAIN_CAPITALS:

@@ -98,7 +98,12 @@ def read_question(text: str) -> Question:
     words = len(text.split())
     frames = tuple(_frames(text))
     errors = tuple(_errors(text))
-    if words < LONG_QUESTION_WORDS and not frames and not _FENCE.search(text):
+    if (
+        words < LONG_QUESTION_WORDS
+        and not frames
+        and not _FENCE.search(text)
+        and not _pasted_output(text)
+    ):
         return Question(text, text, errors=errors, paths=tuple(_paths(text, frames)))
     code_parts: list[str] = []
     rest = _FENCE.sub(lambda m: _keep(code_parts, m.group(2)), text)
@@ -124,6 +129,20 @@ def read_question(text: str) -> Question:
         long=True,
         sizes={"prose": len(prose.split()), "code": len(code.split())},
     )
+
+
+#: A line of pasted console output: a shell prompt, a timestamped log line, an
+#: ``Error:``/``panic:`` line.
+_OUTPUT_LINE = re.compile(
+    r"^[ \t]*(\$ \S|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|(error|fatal|panic|warning)\b\s*[:\]])",
+    re.I | re.M,
+)
+
+
+def _pasted_output(text: str) -> bool:
+    """Whether a short question holds pasted console output (two lines of it or more):
+    read as a report, its logged messages looked for in the code."""
+    return len(_OUTPUT_LINE.findall(text)) >= 2
 
 
 def _keep(parts: list[str], code: str) -> str:
