@@ -47,6 +47,7 @@ MESSAGE_LOOKUP = 20
 PER_BRIDGE = 2
 #: Code chunks added by the settings bridge, and the keyword hits read for them.
 SETTINGS = 2
+SETTINGS_WHY = "code that sets a value of the kind asked for"
 SETTINGS_LOOKUP = 12
 #: Names a documentation section writes: `code`, CamelCase, snake_case, dotted.
 _DOC_NAME = re.compile(
@@ -85,10 +86,12 @@ class ContextBuilder:
             chunk = hit.chunk
             if secondary_path(chunk.path) and not is_test_path(chunk.path):
                 found[chunk.id] = self._named_by(chunk, filters)
-        if shape.kind == "quantity" and not read.long and result.hits:
-            first = result.hits[0].chunk.id
-            found[first] = [*found.get(first, []), *self._settings(question, shape, filters)]
-        hits = self._insert(result.hits, found)
+        settings = (
+            self._settings(question, shape, filters)
+            if shape.kind == "quantity" and not read.long
+            else []
+        )
+        hits = self._insert(result.hits, found, settings)
         return Context(result, hits, [m for ms in tested.values() for m in ms])
 
     def retrieve(self, question: str, read: Question, filters: Filters | None) -> SearchResult:
@@ -154,29 +157,35 @@ class ContextBuilder:
                 break
         return out
 
-    def _insert(self, hits: list[Hit], found: dict[str, list[str]]) -> list[Hit]:
+    def _insert(
+        self, hits: list[Hit], found: dict[str, list[str]], settings: Sequence[str] = ()
+    ) -> list[Hit]:
         """``hits`` with each bridge's code chunks right after the hit that led to it
-        (the question's own messages first of all)."""
-        if not found:
+        (the question's own messages first of all; the settings bridge after the first
+        hit)."""
+        if not found and not settings:
             return hits
         store = self.searcher.store
-        chunks = store.get_chunks({i for ids in found.values() for i in ids})
+        chunks = store.get_chunks({*(i for ids in found.values() for i in ids), *settings})
         have = {h.chunk.id for h in hits}
         out: list[Hit] = []
-        for hit in [None, *hits]:
+        for n, hit in enumerate([None, *hits]):
             if hit is not None:
                 out.append(hit)
             source = "question" if hit is None else hit.chunk.id
-            added = 0
-            for chunk_id in found.get(source, []):
+            bridges = [(i, PER_BRIDGE, _why(hit)) for i in found.get(source, [])]
+            if n == 1:
+                bridges += [(i, SETTINGS, SETTINGS_WHY) for i in settings]
+            added: dict[str, int] = {}
+            for chunk_id, most, why in bridges:
                 chunk = chunks.get(chunk_id)
                 if chunk is None or chunk_id in have or secondary_path(chunk.path):
                     continue
+                if added.get(why, 0) == most:
+                    continue
                 have.add(chunk_id)
-                out.append(Hit(chunk, hit.score if hit else 1.0, "keyword", _why(hit)))
-                added += 1
-                if added == PER_BRIDGE:
-                    break
+                out.append(Hit(chunk, hit.score if hit else 1.0, "keyword", why))
+                added[why] = added.get(why, 0) + 1
         return out
 
 

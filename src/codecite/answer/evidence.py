@@ -101,7 +101,7 @@ EVIDENCE_WEIGHTS: dict[str, float] = {
     "bridged": 0.0, "message": 3.0, "frame": 1.5, "tested": 1.0, "long_line": -0.2,
     "q_number": 0.3, "q_unit": 0.4, "q_no_number": -0.5, "wh_raise": 0.4, "wh_branch": 0.2,
     "who_check": 0.4, "how_logic": 0.1, "d_definition": 0.2, "d_doc": 0.0,
-    "role_import": -0.5, "line_sim": 1.0, "chunk_sim": 0.3,
+    "role_import": -0.5, "line_sim": 1.0, "chunk_sim": 0.3, "q_named": 0.5,
 }  # fmt: skip
 #: What a bridged hit's ``why`` starts with (:mod:`.context`).
 BRIDGED = "code that"
@@ -415,6 +415,7 @@ class EvidenceFinder:
         }
         frames = self._frame_lines(chunk)
         line_stems = [stems(text) for _, text in lines]
+        named = stems(chunk.name)  # a setting named by its unit: ``class Timeout(Setting)``
         out = []
         for i, (number, text) in enumerate(lines):
             bare = text.strip()
@@ -424,7 +425,7 @@ class EvidenceFinder:
             found = line_stems[i]
             near = frozenset().union(*line_stems[max(0, i - NEAR) : i + NEAR + 1]) - found
             features = dict(common)
-            features.update(self._line_features(role, text, found))
+            features.update(self._line_features(role, text, found, named))
             features["own"] = w.matched(found) / total
             features["line_sim"] = self.closeness.get((chunk.id, number), 0.0)
             features["near"] = w.matched(near) / total
@@ -463,8 +464,11 @@ class EvidenceFinder:
             )
         return out
 
-    def _line_features(self, role: str, text: str, found: frozenset[str]) -> dict[str, float]:
-        """What kind of line it is, and how that fits the question's shape."""
+    def _line_features(
+        self, role: str, text: str, found: frozenset[str], named: frozenset[str] = frozenset()
+    ) -> dict[str, float]:
+        """What kind of line it is, and how that fits the question's shape (``named``:
+        the stems of its symbol's name)."""
         kind = self.shape.kind
         code = _LINE_COMMENT.sub("", _STRINGS.sub('""', text))  # "01 Jan 1970" is no number
         number = bool(_NUMBER.search(code)) or bool(_NUMBER.search(text) and "#" in text)
@@ -474,6 +478,11 @@ class EvidenceFinder:
             out["q_number"] = float(number)
             out["q_unit"] = float(number and unit)
             out["q_no_number"] = float(not number)
+            # the number is set under a name of the unit asked: ``DEFAULT_RESULT_TTL = 500``,
+            # ``default = 30`` in ``class Timeout``
+            target = _ASSIGNED.match(code)
+            assigned = stems(target.group(1)) if target else frozenset()
+            out["q_named"] = float(number and bool((assigned | named) & self.units))
         elif kind in ("what-happens", "error"):
             out["wh_raise"] = float(role in ("raise", "log"))
             out["wh_branch"] = float(role in ("branch", "return"))
@@ -540,6 +549,10 @@ class EvidenceFinder:
 
 
 _DEFAULT_STEMS = frozenset(stems("default defaults DEFAULT"))
+#: The name a line assigns to (``self.max_age = ...``, ``TTL: int = ...``).
+_ASSIGNED = re.compile(
+    r"^\s*(?:const\s+|var\s+|let\s+)?([\w.]+)\s*(?::[^=]{1,60})?(?<![=!<>])=(?!=)"
+)
 
 
 def _message_match(lines: list[tuple[int, str]], i: int, messages: list[list[str]]) -> float:
