@@ -306,7 +306,9 @@ def test_a_quantity_question_is_bridged_to_where_its_default_is_set(
             "    job.result = result\n"
             "    job.finished = True\n"
         ),
-        "docs/results.md": "# Results\n\nResults of jobs are kept for a while (see DEFAULT_RESULT_TTL).\n",
+        "docs/results.md": (
+            "# Results\n\nResults of jobs are kept for a while (see DEFAULT_RESULT_TTL).\n"
+        ),
     }
     repo = make_git_repo(tmp_path_factory.mktemp("settings") / "app", files)
     with codecite.open_index(repo) as idx:

@@ -124,6 +124,14 @@ def test_embed_gives_unit_deterministic_meaningful_vectors() -> None:
     assert static_embedder(codecite.Config()) is embedder  # loaded once per process
 
 
+def test_token_sums_add_up_and_normalise_to_the_embedding() -> None:
+    embedder = static_embedder(codecite.Config())
+    whole, first, second = embedder.sums(["session cookie max_age", "session cookie", "max_age"])
+    np.testing.assert_allclose(whole, first + second, rtol=1e-5, atol=1e-5)
+    unit = embedder.embed(["session cookie max_age"], "document")[0]
+    np.testing.assert_allclose(whole / np.linalg.norm(whole), unit, atol=1e-6)
+
+
 def test_index_fills_the_static_tier_and_status_shows_both(tmp_path: Path) -> None:
     repo = make_git_repo(tmp_path / "repo", FILES)
     with codecite.open_index(repo, overrides={"query_log": False}) as index:

@@ -378,7 +378,7 @@ def line_embedder(config: Config) -> Embed | None:
     except (EmbeddingError, ConfigError) as exc:
         log.warning("evidence lines are not weighed by meaning: %s", exc)
         return None
-    return lambda texts: embedder.embed(texts, "document")
+    return embedder.sums
 
 
 def _blocks(hits: Sequence[Hit]) -> list[Block]:

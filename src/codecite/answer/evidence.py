@@ -39,7 +39,8 @@ from .terms import TermWeights, stems
 
 #: Reads a file's lines as indexed (scrubbed); None when the file is gone.
 LineSource = Callable[[str], list[str] | None]
-#: Unit vectors of texts (one row a text): the static model's, for lines' closeness.
+#: Vectors of texts (one row a text) that add up: a text's is the sum of its tokens'
+#: (the static model's, unnormalised), for lines' closeness to the question.
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 _STRINGS = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|`[^`]*`')
@@ -300,30 +301,54 @@ class EvidenceFinder:
     def measure(self, hits: Sequence[Hit]) -> None:
         """How close in meaning each line of ``hits`` is to the question (the line with
         the lines around it and its symbol's name, by the static model), and each hit's
-        model similarity, both relative to the best of the context."""
+        model similarity, both relative to the best of the context. Each distinct line
+        is embedded once; a window's vector is the sum of its lines' (a static model's
+        vectors add up)."""
         best = max((h.similarity or 0.0 for h in hits), default=0.0)
         self.similar = {h.chunk.id: (h.similarity or 0.0) / best if best > 0 else 0.0 for h in hits}
         if self.embed is None:
             return
-        keys: list[tuple[str, int]] = []
-        texts: list[str] = []
-        for hit in hits:
-            chunk = hit.chunk
-            lines = chunk_lines(chunk, self.source)
-            name = chunk.qualname or chunk.path.rpartition("/")[2]
-            for i, (number, _) in enumerate(lines):
-                around = lines[max(0, i - SIM_WINDOW) : i + SIM_WINDOW + 1]
-                keys.append((chunk.id, number))
-                texts.append(name + " " + " ".join(t.strip() for _, t in around))
+        read = [(hit.chunk, chunk_lines(hit.chunk, self.source)) for hit in hits]
+        texts: dict[tuple[str, int] | str, str] = {}
+        for chunk, lines in read:
+            texts.setdefault(chunk.qualname or chunk.path.rpartition("/")[2], "")
+            for number, text in lines:
+                texts.setdefault((chunk.path, number), text.strip())
         if not texts:
             return
         question = self.question.prose if self.question.long else self.question.text
-        vectors = self.embed([question[:2000], *texts])
-        cosines = vectors[1:] @ vectors[0]
-        top = float(cosines.max())
+        keys = list(texts)
+        for key in keys:
+            if isinstance(key, str):
+                texts[key] = key
+        vectors = self.embed([question[:2000], *(texts[k] for k in keys)])
+        row = {k: vectors[i + 1] for i, k in enumerate(keys)}
+        query = vectors[0] / (float(np.linalg.norm(vectors[0])) or 1.0)
+        found: dict[tuple[str, int], float] = {}
+        for chunk, lines in read:
+            stack = np.array([row[(chunk.path, n)] for n, _ in lines], dtype=np.float32)
+            if not len(stack):
+                continue
+            # each line with its neighbours: a running sum over the window
+            padded = np.vstack(
+                [
+                    np.zeros((SIM_WINDOW + 1, stack.shape[1]), np.float32),
+                    stack,
+                    np.zeros((SIM_WINDOW, stack.shape[1]), np.float32),
+                ]
+            )
+            running = np.cumsum(padded, axis=0)
+            width = 2 * SIM_WINDOW + 1
+            windows = running[width:] - running[:-width]
+            windows += row[chunk.qualname or chunk.path.rpartition("/")[2]]
+            norms = np.linalg.norm(windows, axis=1)
+            cosines = (windows @ query) / np.where(norms > 0, norms, 1.0)
+            for (number, _), c in zip(lines, cosines, strict=True):
+                found[(chunk.id, number)] = float(c)
+        top = max(found.values(), default=0.0)
         if top <= 0:
             return
-        self.closeness = {k: max(0.0, float(c)) / top for k, c in zip(keys, cosines, strict=True)}
+        self.closeness = {k: max(0.0, c) / top for k, c in found.items()}
 
     def described(self, ev: Evidence) -> Evidence:
         """``ev`` with the prose sentence its focus line belongs to and the nearest
@@ -415,6 +440,7 @@ class EvidenceFinder:
         }
         frames = self._frame_lines(chunk)
         line_stems = [stems(text) for _, text in lines]
+        depths = [_depth_change(text) for _, text in lines]
         named = stems(chunk.name)  # a setting named by its unit: ``class Timeout(Setting)``
         out = []
         for i, (number, text) in enumerate(lines):
@@ -445,8 +471,9 @@ class EvidenceFinder:
                 else min(1.0, features["own"] + 0.6 * w.matched(symbol - found) / total)
             )
             score = sum(EVIDENCE_WEIGHTS.get(k, 0.0) * v for k, v in features.items())
-            start, end = self._block(lines, i, role)
-            shown = tuple(t for n, t in lines if start <= n <= end)
+            first, last = self._block(lines, i, role, depths)
+            start, end = lines[first][0], lines[last][0]
+            shown = tuple(t for _, t in lines[first : last + 1])
             out.append(
                 Evidence(
                     chunk.path,
@@ -511,18 +538,21 @@ class EvidenceFinder:
         return _message_match(lines, i, self.tested)
 
     # --- the block shown around a line ------------------------------------------------
-    def _block(self, lines: list[tuple[int, str]], i: int, role: str) -> tuple[int, int]:
-        numbers = [n for n, _ in lines]
+    def _block(
+        self, lines: list[tuple[int, str]], i: int, role: str, depths: Sequence[int]
+    ) -> tuple[int, int]:
+        """The indexes of the first and last line shown for line ``i`` (``depths``: each
+        line's change of bracket depth)."""
         start = end = i
-        depth = _depth_change(lines[i][1])
-        signature = role == "value" and self._inside_signature(lines, i)
+        depth = depths[i]
+        signature = role == "value" and self._inside_signature(lines, i, depths)
         while depth > 0 and end + 1 < len(lines) and end - start < MAX_BLOCK_LINES - 1:
             end += 1
-            depth += _depth_change(lines[end][1])
+            depth += depths[end]
         if not signature:  # a continuation line: start at its statement
             back, depth = i, 0
             while back > 0 and i - back < 3:
-                depth += _depth_change(lines[back - 1][1])
+                depth += depths[back - 1]
                 if depth <= 0:
                     break
                 back -= 1
@@ -535,14 +565,14 @@ class EvidenceFinder:
                     if ROLE_PATTERNS[3][1].search(text) and end - j < MAX_BLOCK_LINES:
                         start = j
                     break
-        return numbers[start], numbers[end]
+        return start, end
 
     @staticmethod
-    def _inside_signature(lines: list[tuple[int, str]], i: int) -> bool:
+    def _inside_signature(lines: list[tuple[int, str]], i: int, depths: Sequence[int]) -> bool:
         """Whether line ``i`` is a parameter line of a definition that opened above."""
         depth = 0
         for j in range(i - 1, max(-1, i - 40), -1):
-            depth += _depth_change(lines[j][1])
+            depth += depths[j]
             if depth > 0:
                 return bool(ROLE_PATTERNS[2][1].search(lines[j][1]))
         return False

@@ -130,6 +130,11 @@ class StaticEmbedder:
         """float32 (len(texts), dim), unit rows (a text with no known token: zeros)."""
         if kind not in ("document", "query"):
             raise ValueError(f"kind must be 'document' or 'query', not {kind!r}")
+        return l2_normalise(self.sums(texts))
+
+    def sums(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (len(texts), dim): each text's token vectors summed, not normalised, so
+        the rows of two texts add up to (about) the row of the two written together."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), _EMBED_STEP):
             part = list(texts[start : start + _EMBED_STEP])
@@ -142,7 +147,7 @@ class StaticEmbedder:
             flat[flat >= self._rows] = self._rows
             offsets = np.concatenate([[0], np.cumsum(lengths[filled])[:-1]])
             out[start + filled] = np.add.reduceat(self._matrix[flat], offsets, axis=0)
-        return l2_normalise(out)
+        return out
 
 
 #: Static models by the name the index records: a loader of each one's table.
