@@ -52,7 +52,7 @@ def test_the_same_name_in_a_file_the_environment_and_config(tmp_path: Path) -> N
         "shop",
         30,
     )
-    assert built.answer.answer_chunks == 30  # replace() copies
+    assert built.answer.answer_chunks == Config().answer.answer_chunks  # replace() copies
     assert Config(**built.settings()).settings() == built.settings()
 
 
