@@ -322,3 +322,15 @@ def test_a_quantity_question_is_bridged_to_where_its_default_is_set(
         assert "jobs/defaults.py" in paths and "docs/results.md" not in paths
         answer = idx.ask(question, "extractive")
         assert answer.lead.startswith("**500 seconds** by default: `DEFAULT_RESULT_TTL = 500`")
+
+
+def test_a_tests_question_leads_with_the_tests_found_for_its_words(
+    index: codecite.Index,
+) -> None:
+    answer = index.ask("Which tests check that too many files are refused?", "extractive")
+    assert answer.shape == "tests"
+    assert answer.lead.startswith(
+        "Tests that check it: `test_too_many_files_are_refused` (tests/test_uploads.py:4-6)"
+    )
+    assert "tests.test_uploads`" not in answer.lead  # its imports test nothing
+    assert answer.blocks[0].path == "tests/test_uploads.py" and answer.blocks[0].role == "test"

@@ -13,7 +13,7 @@ is grounded by construction (DESIGN.md §7): evidence first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..graph.testmap import is_test_path
@@ -34,6 +34,9 @@ MIN_BLOCKS = 2
 BLOCK_FLOOR = 0.4
 #: A function or method up to this many lines is cited whole by the blocks shown of it.
 CITE_WHOLE = 60
+#: A tests question is led by the tests retrieved for it when one is among the first
+#: this many pieces of evidence.
+TESTS_FIRST = 3
 #: Callers or tests named in a graph sentence.
 MAX_FACTS = 4
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
@@ -136,6 +139,15 @@ class ExtractiveAnswerer:
         subject = self._subject(hits, evidence)
         if subject is not None and shape.kind in ("impact", "tests", "how"):
             facts, graph_blocks = self._graph(subject, shape, hits, out)
+        if shape.kind == "tests":  # the tests found for the question's words lead
+            found = self._retrieved_tests(evidence)
+            if found:
+                named = ", ".join(f"`{b.qualname}` ({b.citation})" for b in found)
+                facts.insert(0, f"Tests that check it: {named}.")
+                graph_blocks = [
+                    *found,
+                    *(b for b in graph_blocks if not any(_overlaps(b, f) for f in found)),
+                ]
         lead = lead_sentence(shape, evidence, facts)
         blocks = self._blocks(shape, evidence, graph_blocks)
         out.lead = lead
@@ -224,6 +236,25 @@ class ExtractiveAnswerer:
                 )
                 facts.append(f"{name} calls {named}.")
         return facts, blocks
+
+    def _retrieved_tests(self, evidence: Sequence[Evidence]) -> list[AnswerBlock]:
+        """Blocks of the best evidence in tests (one a test), at most :data:`MAX_FACTS`,
+        when a test is among the first :data:`TESTS_FIRST` pieces of evidence."""
+        if not any(is_test_path(ev.path) for ev in evidence[:TESTS_FIRST]):
+            return []
+        out: list[AnswerBlock] = []
+        for ev in evidence:
+            if (
+                not is_test_path(ev.path)
+                or ev.role == "import"  # a test module's imports test nothing
+                or any(b.qualname == ev.chunk.qualname for b in out)
+            ):
+                continue
+            block = _block_of(ev, self.source)
+            out.append(replace(block, role="test"))
+            if len(out) == MAX_FACTS:
+                break
+        return out
 
     def _fitting(self, ids: set[str], shape: Shape, hits: Sequence[Hit]) -> list[str]:
         """``ids`` (chunks), those among ``hits`` first in their rank, then by the share
