@@ -82,6 +82,8 @@ def index(tmp_path_factory: pytest.TempPathFactory):
         ("What breaks if I change parse_files?", "impact", False),
         ("Which tests cover the upload limits?", "tests", False),
         ("Who can delete another user's project?", "who", False),
+        # "broken" describing the input is no question of what breaks
+        ("What does a visitor get if a link has broken percent-encoding?", "how", False),
         ("why do I get 'Too many files. Maximum number of files is 1000.'", "error", False),
     ],
 )
@@ -253,6 +255,7 @@ def test_an_example_value_in_a_question_is_not_a_name_the_code_must_hold() -> No
     )
     assert "kubernetes" not in specific_terms("Do we ship a Helm chart, e.g. Kubernetes manifests?")
     assert "keychain" in specific_terms("Do we use the keychain, such as on macOS?")
+    assert specific_terms("What do we answer to a path like /files/%E0%A4%A?") == {}
 
 
 def test_pasted_console_output_is_read_as_a_report() -> None:

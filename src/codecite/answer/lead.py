@@ -100,8 +100,9 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
         return f"The closest code is {symbol} ({where}): {_what(best)}."
     if shape.kind == "where":
         return f"In {symbol} ({where}): {_what(best)}."
-    if shape.kind == "who":
-        return f"{symbol} decides it ({where}): `{_clip(best.focus_text)}`."
+    if shape.kind == "who":  # the check as written, or the sentence that states it
+        said = _what(best) if best.role == "doc" or best.sentence else f"`{_clip(best.focus_text)}`"
+        return f"{symbol} decides it ({where}): {said}."
     return f"{symbol} ({where}): {_what(best)}."
 
 

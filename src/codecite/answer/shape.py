@@ -43,8 +43,9 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "impact",
         re.compile(
-            r"\b(breaks?|broken|impact\w*|affect\w*|if (i|we) (change|modify|remove|rename|"
-            r"delete|refactor)|who (uses|calls)|callers?|called (by|from)|used by|usages?|"
+            r"\b(breaks?|(be|is|are|gets?) broken|impact\w*|affect\w*|"
+            r"if (i|we) (change|modify|remove|rename|delete|refactor)|who (uses|calls)|"
+            r"callers?|called (by|from)|used by|usages?|"
             r"depends? on|dependents?|ripple)\b",
             re.I,
         ),

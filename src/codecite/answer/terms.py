@@ -205,8 +205,9 @@ def without_contractions(text: str) -> str:
 
 
 #: What comes before a word that is the asker's own value, not a name the code must
-#: hold: an example ("such as -xvf", "e.g. Foo") or short options bundled after one dash.
-_EXAMPLE = re.compile(r"(\b(such as|e\.g\.?|for (example|instance))[\s,:]*|(?<![-\w])-)$", re.I)
+#: hold: an example ("such as -xvf", "e.g. Foo"), short options bundled after one dash,
+#: a percent-escape of a URL ("/files/%E0%A4").
+_EXAMPLE = re.compile(r"(\b(such as|e\.g\.?|for (example|instance))[\s,:]*|(?<![-\w])-|%)$", re.I)
 
 
 def _user_value(sentence: str, at: int) -> bool:
