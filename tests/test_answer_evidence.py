@@ -337,3 +337,26 @@ def test_a_tests_question_leads_with_the_tests_found_for_its_words(
     )
     assert "tests.test_uploads`" not in answer.lead  # its imports test nothing
     assert answer.blocks[0].path == "tests/test_uploads.py" and answer.blocks[0].role == "test"
+
+
+def test_a_line_holds_a_question_word_in_meaning_not_only_in_spelling(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "web/middleware.py": (
+            "class GZipMiddleware:\n"
+            '    """Wraps an application."""\n\n'
+            "    def __init__(self, app, minimum_size=500):\n"
+            "        self.app = app\n"
+            "        self.minimum_size = minimum_size\n\n"
+            "    def encode(self, body):\n"
+            "        return gzip.compress(body) if len(body) >= self.minimum_size else body\n"
+        ),
+    }
+    repo = make_git_repo(tmp_path_factory.mktemp("soft") / "app", files)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        answer = idx.ask("How big must a body be before we shrink it?", "extractive")
+        soft = {ev.focus: ev.features.get("soft_own", 0.0) for ev in answer.evidence}
+        assert soft and max(soft.values()) > 0  # "shrink" ~ compress, "body" ~ size, ...
+        assert all(0.0 <= v <= 1.0 for v in soft.values())

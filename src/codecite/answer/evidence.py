@@ -31,11 +31,12 @@ import numpy as np
 from ..chunking.grammars import is_code_language
 from ..config import Config
 from ..graph.testmap import is_test_path
+from ..identifiers import tokenize
 from ..retrieve.question import Question
 from ..retrieve.types import Hit
 from ..types import LINE_EXACT_KINDS, Chunk
 from .shape import Shape
-from .terms import TermWeights, stems
+from .terms import TermWeights, stem, stems
 
 #: Reads a file's lines as indexed (scrubbed); None when the file is gone.
 LineSource = Callable[[str], list[str] | None]
@@ -102,7 +103,7 @@ EVIDENCE_WEIGHTS: dict[str, float] = {
     "bridged": 0.0, "message": 3.0, "frame": 1.5, "tested": 1.0, "long_line": -0.2,
     "q_number": 0.3, "q_unit": 0.4, "q_no_number": -0.5, "wh_raise": 0.4, "wh_branch": 0.2,
     "who_check": 0.4, "how_logic": 0.1, "d_definition": 0.2, "d_doc": 0.0,
-    "role_import": -0.5, "line_sim": 1.0, "chunk_sim": 0.3, "q_named": 0.5,
+    "role_import": -0.5, "line_sim": 1.0, "chunk_sim": 0.3, "q_named": 0.5, "soft_own": 2.0,
 }  # fmt: skip
 #: What a bridged hit's ``why`` starts with (:mod:`.context`).
 BRIDGED = "code that"
@@ -128,6 +129,8 @@ DESCRIBED = 2
 PROSE_LINES = 6
 #: How fast a chunk's retrieval rank lowers the score of its lines.
 RANK_DECAY = 0.06
+#: The cosine of a question term and a word of a line from which the word counts for it.
+SOFT_FLOOR = 0.35
 #: Lines on each side of a line embedded with it for its closeness to the question.
 SIM_WINDOW = 1
 #: Lines searched above a ``raise``/``return`` for the branch that controls it.
@@ -269,6 +272,7 @@ class EvidenceFinder:
         #: (chunk id, line number) → the line's closeness to the question, 0..1 (the
         #: best line of the context: 1), and each hit's model similarity, 0..1.
         self.closeness: dict[tuple[str, int], float] = {}
+        self.soft: dict[tuple[str, int], float] = {}
         self.similar: dict[str, float] = {}
         self.messages = _message_words(
             [*question.error_texts, *quoted_messages(question), *logged_messages(question)]
@@ -346,9 +350,48 @@ class EvidenceFinder:
             for (number, _), c in zip(lines, cosines, strict=True):
                 found[(chunk.id, number)] = float(c)
         top = max(found.values(), default=0.0)
-        if top <= 0:
-            return
-        self.closeness = {k: max(0.0, c) / top for k, c in found.items()}
+        if top > 0:
+            self.closeness = {k: max(0.0, c) / top for k, c in found.items()}
+        self.soft = self._soft_matches(read)
+
+    def _soft_matches(
+        self, read: Sequence[tuple[Chunk, list[tuple[int, str]]]]
+    ) -> dict[tuple[str, int], float]:
+        """(chunk id, line) → the share of the question's subject weight its words hold
+        *in meaning* though not in spelling: each subject term missing from the line
+        counts by its best cosine with a word of the line (static word vectors) above
+        :data:`SOFT_FLOOR` ("compress" ~ ``gzip``, "wide" ~ ``width``)."""
+        assert self.embed is not None
+        terms = [t for t in dict.fromkeys(self.shape.subject) if stem(t) in self.weights.by_stem]
+        total = self.weights.total or 1.0
+        if not terms:
+            return {}
+        line_words: dict[tuple[str, int], list[str]] = {}
+        vocabulary: dict[str, int] = {}
+        for chunk, lines in read:
+            for number, text in lines:
+                words = [w for w in dict.fromkeys(tokenize(text)) if len(w) > 2]
+                line_words[(chunk.id, number)] = words
+                for w in words:
+                    vocabulary.setdefault(w, len(vocabulary))
+        if not vocabulary:
+            return {}
+        vectors = self.embed([*terms, *vocabulary])
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = vectors / np.where(norms > 0, norms, 1.0)
+        sims = vectors[len(terms) :] @ vectors[: len(terms)].T  # word x term
+        gain = np.clip((sims - SOFT_FLOOR) / (1 - SOFT_FLOOR), 0.0, 1.0)
+        weights = np.array([self.weights.by_stem[stem(t)] for t in terms])
+        term_stems = [stem(t) for t in terms]
+        out: dict[tuple[str, int], float] = {}
+        for key, words in line_words.items():
+            if not words:
+                continue
+            held = {stem(w) for w in words}
+            missing = np.array([s not in held for s in term_stems])
+            best = gain[[vocabulary[w] for w in words]].max(axis=0)
+            out[key] = float((best * missing) @ weights) / total
+        return out
 
     def described(self, ev: Evidence) -> Evidence:
         """``ev`` with the prose sentence its focus line belongs to and the nearest
@@ -454,6 +497,7 @@ class EvidenceFinder:
             features.update(self._line_features(role, text, found, named))
             features["own"] = w.matched(found) / total
             features["line_sim"] = self.closeness.get((chunk.id, number), 0.0)
+            features["soft_own"] = self.soft.get((chunk.id, number), 0.0)
             features["near"] = w.matched(near) / total
             literal = _message_match(lines, i, self.messages)
             features["message"] = literal
