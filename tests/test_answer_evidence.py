@@ -6,6 +6,7 @@ index is in its first seconds)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from repos import make_git_repo
 
@@ -360,3 +361,15 @@ def test_a_line_holds_a_question_word_in_meaning_not_only_in_spelling(
         soft = {ev.focus: ev.features.get("soft_own", 0.0) for ev in answer.evidence}
         assert soft and max(soft.values()) > 0  # "shrink" ~ compress, "body" ~ size, ...
         assert all(0.0 <= v <= 1.0 for v in soft.values())
+
+
+def test_static_vectors_of_texts_are_kept_between_answers() -> None:
+    from codecite.answer.answerer import line_embedder
+
+    embed = line_embedder(codecite.Config())
+    assert embed is not None and line_embedder(codecite.Config()) is embed  # one per model
+    first = embed(["def encode(self, body):", "gzip", "def encode(self, body):"])
+    again = embed(["gzip", "def encode(self, body):"])
+    np.testing.assert_array_equal(first[1], again[0])
+    np.testing.assert_array_equal(first[0], first[2])
+    assert embed([]).shape[0] == 0

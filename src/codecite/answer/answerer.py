@@ -11,12 +11,16 @@ checked against the context; unverified ones are flagged, never silently kept.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..config import Config
 from ..embed.static import static_embedder
@@ -372,13 +376,51 @@ def run_steps(steps: Generator[str, None, Answer]) -> Answer:
 
 def line_embedder(config: Config) -> Embed | None:
     """The static model's vectors of texts, to weigh lines by their closeness to the
-    question (shipped in the package: loaded once); None when it cannot be loaded."""
+    question (shipped in the package: loaded once; the vectors of lines and words seen
+    by earlier answers are kept); None when it cannot be loaded."""
     try:
         embedder = static_embedder(config)
     except (EmbeddingError, ConfigError) as exc:
         log.warning("evidence lines are not weighed by meaning: %s", exc)
         return None
-    return embedder.sums
+    with _MEMOS_LOCK:
+        memo = _MEMOS.get(embedder.name)
+        if memo is None:
+            memo = _MEMOS[embedder.name] = _TextVectors(embedder.sums)
+    return memo
+
+
+class _TextVectors:
+    """``sums`` with the rows of the last :data:`TEXT_VECTORS` texts kept (answers over
+    one index read the same lines and words again)."""
+
+    def __init__(self, sums: Embed) -> None:
+        self.sums = sums
+        self.rows: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return self.sums([])
+        with self.lock:
+            known = {t: self.rows[t] for t in texts if t in self.rows}
+            for t in known:
+                self.rows.move_to_end(t)
+        new = list(dict.fromkeys(t for t in texts if t not in known))
+        if new:
+            computed = self.sums(new)
+            with self.lock:
+                for t, row in zip(new, computed, strict=True):
+                    known[t] = self.rows[t] = row
+                while len(self.rows) > TEXT_VECTORS:
+                    self.rows.popitem(last=False)
+        return np.array([known[t] for t in texts], dtype=np.float32)
+
+
+#: Texts whose static vectors are kept between answers (about 12 MB at 256 dimensions).
+TEXT_VECTORS = 12_000
+_MEMOS: dict[str, _TextVectors] = {}
+_MEMOS_LOCK = threading.Lock()
 
 
 def _blocks(hits: Sequence[Hit]) -> list[Block]:
