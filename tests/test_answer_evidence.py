@@ -85,6 +85,7 @@ def index(tmp_path_factory: pytest.TempPathFactory):
         ("Who can delete another user's project?", "who", False),
         # "broken" describing the input is no question of what breaks
         ("What does a visitor get if a link has broken percent-encoding?", "how", False),
+        ("Where are jobs serialized, and what format is used by default?", "where", False),
         ("why do I get 'Too many files. Maximum number of files is 1000.'", "error", False),
     ],
 )
