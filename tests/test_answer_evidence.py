@@ -86,6 +86,12 @@ def index(tmp_path_factory: pytest.TempPathFactory):
         # "broken" describing the input is no question of what breaks
         ("What does a visitor get if a link has broken percent-encoding?", "how", False),
         ("Where are jobs serialized, and what format is used by default?", "where", False),
+        # the apostrophes of "don't ... it's" quote no message
+        (
+            "If we don't say anything, how long may a job run before it's stopped?",
+            "quantity",
+            False,
+        ),
         ("why do I get 'Too many files. Maximum number of files is 1000.'", "error", False),
     ],
 )

@@ -36,7 +36,7 @@ from ..retrieve.question import Question
 from ..retrieve.types import Hit
 from ..types import LINE_EXACT_KINDS, Chunk
 from .shape import Shape
-from .terms import TermWeights, stem, stems
+from .terms import TermWeights, stem, stems, without_contractions
 
 #: Reads a file's lines as indexed (scrubbed); None when the file is gone.
 LineSource = Callable[[str], list[str] | None]
@@ -654,7 +654,8 @@ def quoted_messages(question: Question) -> list[str]:
     """Messages a short question quotes ("why do I get 'Headers were already written'")."""
     if question.long:
         return []
-    return [m.group(1) for m in _QUOTED.finditer(question.text) if len(m.group(1).split()) >= 3]
+    text = without_contractions(question.text)  # "don't ... it's" quotes nothing
+    return [m.group(1) for m in _QUOTED.finditer(text) if len(m.group(1).split()) >= 3]
 
 
 _LOGGED = re.compile(

@@ -197,7 +197,9 @@ def question_shape(text: str, question: Question | None = None) -> Shape:
         not long
         and not _RULES[0][1].search(text)
         and bool(
-            _QUOTED_ERROR.search(text) or (_QUOTED_MESSAGE.search(text) and _SEEN.search(text))
+            _QUOTED_ERROR.search(text)
+            # "don't ... it's" quotes nothing
+            or (_QUOTED_MESSAGE.search(without_contractions(text)) and _SEEN.search(text))
         )
     )
     if reported or quoted:
