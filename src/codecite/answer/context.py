@@ -126,9 +126,11 @@ class ContextBuilder:
         if not terms:
             return []
         terms += [*unit_words(question), "default", "DEFAULT"]
-        scope = filters if filters and filters.languages else CODE_FILTER
-        if filters and not filters.languages:
-            scope = replace(filters, languages=CODE_FILTER.languages)
+        scope = (
+            filters
+            if filters and filters.languages
+            else replace(filters or CODE_FILTER, languages=CODE_FILTER.languages)
+        )
         ids = self.searcher.store.keyword_search(
             list(dict.fromkeys(terms)), scope, SETTINGS_LOOKUP, _ALL
         )

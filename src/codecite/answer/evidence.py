@@ -308,26 +308,23 @@ class EvidenceFinder:
         model similarity, both relative to the best of the context. Each distinct line
         is embedded once; a window's vector is the sum of its lines' (a static model's
         vectors add up)."""
+        if hits and all(h.chunk.id in self.similar for h in hits):
+            return  # part of the context already measured (a file's hits): keep its scale
         best = max((h.similarity or 0.0 for h in hits), default=0.0)
         self.similar = {h.chunk.id: (h.similarity or 0.0) / best if best > 0 else 0.0 for h in hits}
         if self.embed is None:
             return
         read = [(hit.chunk, chunk_lines(hit.chunk, self.source)) for hit in hits]
-        texts: dict[tuple[str, int] | str, str] = {}
-        for chunk, lines in read:
-            texts.setdefault(chunk.qualname or chunk.path.rpartition("/")[2], "")
-            for number, text in lines:
-                texts.setdefault((chunk.path, number), text.strip())
-        if not texts:
+        names = {chunk.id: chunk.qualname or chunk.path.rpartition("/")[2] for chunk, _ in read}
+        line_texts = {(c.path, n): text.strip() for c, lines in read for n, text in lines}
+        if not line_texts:
             return
         question = self.question.prose if self.question.long else self.question.text
-        keys = list(texts)
-        for key in keys:
-            if isinstance(key, str):
-                texts[key] = key
-        vectors = self.embed([question[:2000], *(texts[k] for k in keys)])
-        row = {k: vectors[i + 1] for i, k in enumerate(keys)}
+        distinct_names = list(dict.fromkeys(names.values()))
+        vectors = self.embed([question[:2000], *distinct_names, *line_texts.values()])
         query = vectors[0] / (float(np.linalg.norm(vectors[0])) or 1.0)
+        name_row = dict(zip(distinct_names, vectors[1 : 1 + len(distinct_names)], strict=True))
+        row = dict(zip(line_texts, vectors[1 + len(distinct_names) :], strict=True))
         found: dict[tuple[str, int], float] = {}
         for chunk, lines in read:
             stack = np.array([row[(chunk.path, n)] for n, _ in lines], dtype=np.float32)
@@ -344,7 +341,7 @@ class EvidenceFinder:
             running = np.cumsum(padded, axis=0)
             width = 2 * SIM_WINDOW + 1
             windows = running[width:] - running[:-width]
-            windows += row[chunk.qualname or chunk.path.rpartition("/")[2]]
+            windows += name_row[names[chunk.id]]
             norms = np.linalg.norm(windows, axis=1)
             cosines = (windows @ query) / np.where(norms > 0, norms, 1.0)
             for (number, _), c in zip(lines, cosines, strict=True):
