@@ -211,3 +211,77 @@ def test_a_long_question_is_time_boxed(shop: Path) -> None:
         boxed = part_lists(*args, Deadline(0.0))
     assert {"files", "errors"} <= set(full)
     assert set(boxed) <= {"prose", "prose_files"}
+
+
+def _indexed(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    with codecite.open_index(root) as idx:
+        idx.update(embed=False)
+    return root
+
+
+def test_a_frame_names_the_definition_that_holds_its_line(tmp_path: Path) -> None:
+    # Two ``__init__``s in one file: the frame's line picks the second, although the
+    # symbol table lists the first one first.
+    body = "\n".join(f"        self.slot_{i} = {i}" for i in range(12))
+    source = (
+        "class Option:\n"
+        "    def __init__(self, name):\n"
+        f"{body}\n"
+        "        self.name = name\n\n\n"
+        "class Argument:\n"
+        "    def __init__(self, name, nargs=1, default=None):\n"
+        "        self.name = name\n"
+        "        if nargs == -1 and default is not None:\n"
+        "            raise TypeError(\"'default' is not supported for nargs=-1.\")\n"
+    )
+    root = _indexed(tmp_path / "cli", {"pkg/core.py": source})
+    line = source.splitlines().index("            raise TypeError(\"'default' is not supported "
+                                     "for nargs=-1.\")") + 1  # fmt: skip
+    report = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.11/site-packages/pkg/core.py", line '
+        f"{line}, in __init__\n"
+        "    raise TypeError(...)\n"
+        "TypeError: something went wrong\n"
+    )
+    with codecite.open_index(root, create=False) as idx:
+        hits = idx.search(report, k=3).hits
+    assert hits[0].chunk.qualname == "Argument.__init__"
+
+
+def test_a_pasted_log_finds_the_line_that_logs_its_message(tmp_path: Path) -> None:
+    sock = (
+        "import logging\n\nlog = logging.getLogger(__name__)\n\n\n"
+        "def create_sockets(conf, addresses):\n"
+        "    for addr in addresses:\n"
+        "        for attempt in range(5):\n"
+        "            try:\n"
+        "                return bind(addr)\n"
+        "            except OSError:\n"
+        '                log.error("Connection in use: %s", str(addr))\n'
+        "                sleep(1)\n"
+        '    log.error("Can\'t connect to %s", str(addr))\n'
+    )
+    server = (
+        "def start_server(conf):\n"
+        '    """Start the server: read the config, restart workers on a rolling restart."""\n'
+        "    restart = conf.rolling_restart\n"
+        "    for worker in conf.workers:\n"
+        "        worker.restart(box=conf.box, hang=conf.hang_seconds)\n"
+    )
+    root = _indexed(tmp_path / "srv", {"srv/sock.py": sock, "srv/server.py": server})
+    report = (
+        "Rolling restart on one box hangs for a few seconds, then the server exits:\n\n"
+        "[2026-12-01 22:49:54 +0000] [22839] [ERROR] Connection in use: ('127.0.0.1', 8000)\n"
+        "[2026-12-01 22:49:59 +0000] [22839] [ERROR] Can't connect to ('127.0.0.1', 8000)\n\n"
+        "Where is this loop?"
+    )
+    question = read_question(report)
+    assert question.long and "Connection in use: ('127.0.0.1', 8000)" in question.logged
+    with codecite.open_index(root, create=False) as idx:
+        hits = idx.search(report, k=2).hits
+    assert hits[0].chunk.path == "srv/sock.py"
+    assert "errors #" in hits[0].why

@@ -121,8 +121,6 @@ PER_CHUNK = 2
 #: Lines around a line whose terms count for it, and how much.
 NEAR = 4
 NEAR_WEIGHT = 0.4
-#: Logged messages of a report looked for in the code.
-MAX_LOGGED = 12
 #: Pieces of evidence given their prose sentence and nearby value, and the lines of
 #: prose read around a line for its sentence.
 DESCRIBED = 2
@@ -274,9 +272,7 @@ class EvidenceFinder:
         self.closeness: dict[tuple[str, int], float] = {}
         self.soft: dict[tuple[str, int], float] = {}
         self.similar: dict[str, float] = {}
-        self.messages = _message_words(
-            [*question.error_texts, *quoted_messages(question), *logged_messages(question)]
-        )
+        self.messages = _message_words([*question.messages, *quoted_messages(question)])
         self.tested = _message_words(tested)
         self.units = shape.units
 
@@ -653,22 +649,6 @@ def quoted_messages(question: Question) -> list[str]:
         return []
     text = without_contractions(question.text)  # "don't ... it's" quotes nothing
     return [m.group(1) for m in _QUOTED.finditer(text) if len(m.group(1).split()) >= 3]
-
-
-_LOGGED = re.compile(
-    r"(?:^|[\s\[])(?:error|fatal|panic|warning|warn|critical|exception|failed|failure)"
-    r"\]?\s*[:\]]\s*(?P<text>[^\n]{12,})",
-    re.I | re.M,
-)
-
-
-def logged_messages(question: Question) -> list[str]:
-    """Messages of a pasted log or console output: the text after ``Error:``,
-    ``[ERROR]``, ``panic:``, ``warning:`` (a report's lines that the code wrote)."""
-    if not question.long:
-        return []
-    out = [m.group("text").strip() for m in _LOGGED.finditer(question.text)]
-    return [m for m in dict.fromkeys(out) if len(m.split()) >= 3][:MAX_LOGGED]
 
 
 def tested_messages(hits: Sequence[Hit]) -> dict[str, list[str]]:

@@ -44,6 +44,9 @@ _DUNDER = re.compile(r"__\w+__")
 SUFFIX_DEPTH = 3
 #: Chunks a named file contributes to the ``files`` list.
 CHUNKS_PER_NAMED_FILE = 3
+#: Definitions of a frame's function name looked at in its file (the one that holds
+#: the frame's line, or lies nearest it, is taken).
+FRAME_DEFINITIONS = 20
 
 
 class Deadline:
@@ -237,15 +240,33 @@ def named_file_chunks(
         in_file = replace(filters or Filters(), path=path)
         ids: list[str] = []
         if frame is not None and frame.function and not frame.function.startswith("<"):
-            ids += store.find_symbols(frame.function, "name", in_file, 1)
+            ids += _framed_definition(store, frame, in_file)
         if path not in seen:
             ids += store.keyword_search(
                 terms or _path_terms(path), in_file, CHUNKS_PER_NAMED_FILE, (1.0, 0.0, 1.0)
             )
             ids += store.keyword_search(_path_terms(path), in_file, 1, (1.0, 1.0, 1.0))
             seen.add(path)
-        out += [i for i in ids if i not in out]
+        out += [i for i in dict.fromkeys(ids) if i not in out]
     return out
+
+
+def _framed_definition(store: ReadStore, frame: Frame, in_file: Filters) -> list[str]:
+    """The definition of a frame's function in its file: of several (``__init__`` in a
+    file of classes), the one whose lines hold the frame's line, else the nearest (the
+    reporter's version may differ by a few lines)."""
+    ids = store.find_symbols(frame.function, "name", in_file, FRAME_DEFINITIONS)
+    if len(ids) <= 1:
+        return ids
+    chunks = store.get_chunks(ids)
+
+    def distance(chunk_id: str) -> int:
+        chunk = chunks.get(chunk_id)
+        if chunk is None:
+            return 1 << 30
+        return max(chunk.start_line - frame.line, frame.line - chunk.end_line, 0)
+
+    return [min(ids, key=distance)]
 
 
 def resolve_path(store: ReadStore, raw: str, filters: Filters | None) -> str | None:
@@ -292,10 +313,10 @@ def error_chunks(
     limit: int,
     max_phrases: int | None = None,
 ) -> list[str]:
-    """Chunks whose code holds the literal phrases of the question's error messages,
-    most phrases first (at most ``max_phrases`` phrases, the first messages' first)."""
+    """Chunks whose code holds the literal phrases of the question's error (and logged)
+    messages, most phrases first (at most ``max_phrases`` phrases, the first messages' first)."""
     phrases: list[str] = []
-    for message in question.error_texts:
+    for message in question.messages:
         phrases += error_phrases(message)
     if not phrases:
         return []

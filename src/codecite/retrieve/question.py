@@ -75,6 +75,9 @@ class Question:
     errors: tuple[str, ...] = ()
     #: File paths named in the text or in links (not the frames' paths).
     paths: tuple[str, ...] = ()
+    #: Messages of pasted log or console output (the text after ``Error:``,
+    #: ``[ERROR]``, ``panic:``): lines the code wrote, looked up like error messages.
+    logged: tuple[str, ...] = ()
     long: bool = False
     #: Word counts of the prose and the code, for weighting.
     sizes: dict[str, int] = field(default_factory=dict)
@@ -83,6 +86,12 @@ class Question:
     def error_texts(self) -> list[str]:
         """The messages' texts without the exception name (what a ``raise`` writes)."""
         return [e.partition(":")[2].strip() for e in self.errors if ":" in e]
+
+    @property
+    def messages(self) -> list[str]:
+        """What the code may have written literally: the errors' texts, then the
+        logged messages."""
+        return list(dict.fromkeys([*self.error_texts, *self.logged]))
 
     @property
     def error_types(self) -> list[str]:
@@ -126,6 +135,7 @@ def read_question(text: str) -> Question:
         frames=frames,
         errors=errors,
         paths=tuple(_paths(text, frames)),
+        logged=tuple(_logged(text)),
         long=True,
         sizes={"prose": len(prose.split()), "code": len(code.split())},
     )
@@ -143,6 +153,21 @@ def _pasted_output(text: str) -> bool:
     """Whether a short question holds pasted console output (two lines of it or more):
     read as a report, its logged messages looked for in the code."""
     return len(_OUTPUT_LINE.findall(text)) >= 2
+
+
+#: A logged or printed message: the text after a level or ``Error:`` word.
+_LOGGED = re.compile(
+    r"(?:^|[\s\[])(?:error|fatal|panic|warning|warn|critical|exception|failed|failure)"
+    r"\]?\s*[:\]]\s*(?P<text>[^\n]{12,})",
+    re.I | re.M,
+)
+#: Logged messages of one question kept (a pasted log repeats and runs long).
+MAX_LOGGED = 12
+
+
+def _logged(text: str) -> list[str]:
+    out = [m.group("text").strip() for m in _LOGGED.finditer(text)]
+    return [m for m in dict.fromkeys(out) if len(m.split()) >= 3][:MAX_LOGGED]
 
 
 def _keep(parts: list[str], code: str) -> str:
