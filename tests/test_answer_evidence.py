@@ -84,7 +84,8 @@ def index(tmp_path_factory: pytest.TempPathFactory):
         ("Which tests cover the upload limits?", "tests", False),
         ("Who can delete another user's project?", "who", False),
         # "broken" describing the input is no question of what breaks
-        ("What does a visitor get if a link has broken percent-encoding?", "how", False),
+        ("What does a visitor get if a link has broken percent-encoding?", "what-happens", False),
+        ("What does a user see when they forget a required option?", "what-happens", False),
         ("Where are jobs serialized, and what format is used by default?", "where", False),
         # the apostrophes of "don't ... it's" quote no message
         (
@@ -380,3 +381,43 @@ def test_static_vectors_of_texts_are_kept_between_answers() -> None:
     np.testing.assert_array_equal(first[1], again[0])
     np.testing.assert_array_equal(first[0], first[2])
     assert embed([]).shape[0] == 0
+
+
+def test_a_quantity_leads_with_the_default_named_for_its_unit(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "jobs/defaults.py": (
+            "#: Seconds a job may run.\n"
+            "DEFAULT_JOB_TIMEOUT = 180\n"
+            "#: Results a job keeps.\n"
+            "DEFAULT_RESULTS_KEPT = 10\n"
+            "#: The queue's name.\n"
+            "DEFAULT_QUEUE_NAME = 'default'\n"
+            "#: Seconds a worker's key lives after its last heartbeat.\n"
+            "DEFAULT_WORKER_TTL = 420\n"
+        ),
+        "jobs/worker.py": (
+            "from .defaults import DEFAULT_WORKER_TTL\n\n\n"
+            "class Worker:\n"
+            '    """Runs jobs; sends heartbeats while it is alive."""\n\n'
+            "    def __init__(\n"
+            "        self,\n"
+            "        name: str,\n"
+            "        worker_ttl: int | None = None,  # TODO remove this arg in 3.0\n"
+            "    ) -> None:\n"
+            "        self.name = name\n"
+            "        self.worker_ttl = worker_ttl or DEFAULT_WORKER_TTL\n"
+        ),
+    }
+    repo = make_git_repo(tmp_path_factory.mktemp("default") / "app", files)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        answer = idx.ask("How long does a worker live after its last heartbeat?", "extractive")
+    lead = answer.evidence[0]
+    assert lead.focus_text == "DEFAULT_WORKER_TTL = 420"
+    assert lead.features.get("q_default") == 1.0
+    # a version in a comment is no quantity: the TODO line is not evidence of one
+    assert not any("TODO" in ev.focus_text for ev in answer.evidence[:3])
+    assert answer.citations[0].path == "jobs/defaults.py"
+    assert answer.citations[0].start_line <= 8 <= answer.citations[0].end_line

@@ -104,6 +104,7 @@ EVIDENCE_WEIGHTS: dict[str, float] = {
     "q_number": 0.3, "q_unit": 0.4, "q_no_number": -0.5, "wh_raise": 0.4, "wh_branch": 0.2,
     "who_check": 0.4, "how_logic": 0.1, "d_definition": 0.2, "d_doc": 0.0,
     "role_import": -0.5, "line_sim": 1.0, "chunk_sim": 0.3, "q_named": 0.5, "soft_own": 2.0,
+    "q_default": 0.5,
 }  # fmt: skip
 #: What a bridged hit's ``why`` starts with (:mod:`.context`).
 BRIDGED = "code that"
@@ -535,7 +536,9 @@ class EvidenceFinder:
         the stems of its symbol's name)."""
         kind = self.shape.kind
         code = _LINE_COMMENT.sub("", _STRINGS.sub('""', text))  # "01 Jan 1970" is no number
-        number = bool(_NUMBER.search(code)) or bool(_NUMBER.search(text) and "#" in text)
+        # a comment's number is a quantity when a unit follows it ("# 14 days, in
+        # seconds"), not a version or an issue ("# TODO remove this arg in 3.0")
+        number = bool(_NUMBER.search(code)) or bool(_COMMENT_QUANTITY.search(text))
         unit = bool(found & self.units) or bool(found & _DEFAULT_STEMS)
         out = {f"role_{role}": 1.0, "long_line": float(len(text.strip()) > 200)}
         if kind == "quantity":
@@ -547,6 +550,11 @@ class EvidenceFinder:
             target = _ASSIGNED.match(code)
             assigned = stems(target.group(1)) if target else frozenset()
             out["q_named"] = float(number and bool((assigned | named) & self.units))
+            # ... and that name says it is the default of that unit (``DEFAULT_RESULT_TTL =
+            # 500``; ``self.default = 0`` names no unit)
+            out["q_default"] = float(
+                number and bool(assigned & _DEFAULT_STEMS) and bool(assigned & self.units)
+            )
         elif kind in ("what-happens", "error"):
             out["wh_raise"] = float(role in ("raise", "log"))
             out["wh_branch"] = float(role in ("branch", "return"))
@@ -616,6 +624,14 @@ class EvidenceFinder:
 
 
 _DEFAULT_STEMS = frozenset(stems("default defaults DEFAULT"))
+#: A number with its unit in a line comment (``# 14 days``, ``// 32 MB``).
+_COMMENT_QUANTITY = re.compile(
+    r"(#|//).*?(?<![\w.])\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|minutes?|mins?|hours?|h|"
+    r"days?|weeks?|years?|bytes?|[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|%|percent|"
+    r"times|retries|attempts|workers|threads|connections|requests|items|entries|lines|"
+    r"characters|chars|columns)\b",
+    re.I,
+)
 #: The name a line assigns to (``self.max_age = ...``, ``TTL: int = ...``).
 _ASSIGNED = re.compile(
     r"^\s*(?:const\s+|var\s+|let\s+)?([\w.]+)\s*(?::[^=]{1,60})?(?<![=!<>])=(?!=)"

@@ -74,6 +74,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(what happens|what if|what does it do (when|if)|how does it (handle|"
             r"behave|react|respond)|what is (returned|shown|sent|logged) (when|if)|"
+            r"what (do|does|will|would) (a |an |the |our )?\w+ (see|get|receive)\b|"
             r"when (a|an|the|someone|somebody|users?)\b.*\?$)",
             re.I,
         ),
