@@ -89,6 +89,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+#: A quantity asked outright: it wins over a permission word in the same question.
+_HOW_MUCH = re.compile(r"\bhow (long|many|much|often)\b", re.I)
 _POLAR = re.compile(
     r"^\s*(does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|must)\b", re.I
 )
@@ -207,6 +209,8 @@ def question_shape(text: str, question: Question | None = None) -> Shape:
         kind = "error"
     else:
         kind = next((name for name, rule in _RULES if rule.search(head)), "")
+        if kind == "who" and _HOW_MUCH.search(head):  # "how long ... the permission check"
+            kind = "quantity"
         if long and kind in ("tests", "impact"):  # a report's "tests fail", "it breaks":
             kind = "error"  # it asks where the failure comes from, not for tests or callers
         if not kind:
