@@ -421,3 +421,22 @@ def test_a_quantity_leads_with_the_default_named_for_its_unit(
     assert not any("TODO" in ev.focus_text for ev in answer.evidence[:3])
     assert answer.citations[0].path == "jobs/defaults.py"
     assert answer.citations[0].start_line <= 8 <= answer.citations[0].end_line
+
+
+def test_evidence_next_to_a_better_block_joins_it() -> None:
+    from codecite.answer.extractive import AnswerBlock, _merged
+
+    lines = [f"line {n}" for n in range(1, 41)]
+
+    def block(first: int, last: int, focus: int) -> AnswerBlock:
+        return AnswerBlock(
+            "app/parser.py", first, last, "Parser", "python", tuple(lines[first - 1 : last]),
+            "value", "class", shown_start=first, focus_start=focus, focus_end=focus,
+        )  # fmt: skip
+
+    kept, other = block(10, 19, 14), block(5, 14, 6)
+    merged = _merged(kept, other)
+    assert (merged.start_line, merged.end_line, merged.first_shown) == (5, 19, 5)
+    assert merged.lines == tuple(lines[4:19]) and merged.focus_start == 14  # the lead's focus
+    assert _merged(kept, block(12, 18, 15)) is kept  # its evidence is shown already
+    assert _merged(kept, block(1, 12, 2)) is kept  # together too long to read as one

@@ -34,6 +34,8 @@ MIN_BLOCKS = 2
 BLOCK_FLOOR = 0.4
 #: A function or method up to this many lines is cited whole by the blocks shown of it.
 CITE_WHOLE = 60
+#: Lines a block may grow to when evidence next to it joins it.
+MERGED_LINES = 16
 #: A tests question is led by the tests retrieved for it when one is among the first
 #: this many pieces of evidence.
 TESTS_FIRST = 3
@@ -168,8 +170,14 @@ class ExtractiveAnswerer:
             if len(chosen) >= self.max_blocks or (n >= MIN_BLOCKS and ev.score < floor):
                 break
             block = _block_of(ev, self.source)
-            if not any(_overlaps(block, b) or _same_place(block, b) for b in chosen):
+            clash = next(
+                (i for i, b in enumerate(chosen) if _overlaps(block, b) or _same_place(block, b)),
+                None,
+            )
+            if clash is None:
                 chosen.append(block)
+            else:  # lines next to a better block's: that block grows to show them
+                chosen[clash] = _merged(chosen[clash], block)
         if shape.kind not in ("impact", "tests") and len(chosen) < self.max_blocks:
             chosen += [b for b in graph if not any(_overlaps(b, c) for c in chosen)][
                 : self.max_blocks - len(chosen)
@@ -316,6 +324,29 @@ def _overlaps(a: AnswerBlock, b: AnswerBlock) -> bool:
     """Two blocks showing some of the same lines."""
     a_end, b_end = a.first_shown + len(a.lines) - 1, b.first_shown + len(b.lines) - 1
     return a.path == b.path and a.first_shown <= b_end and b.first_shown <= a_end
+
+
+def _merged(kept: AnswerBlock, other: AnswerBlock) -> AnswerBlock:
+    """``kept`` widened to show the evidence of ``other``, an overlapping block of the
+    same file, when that evidence is not shown yet and the two fit in
+    :data:`MERGED_LINES`; else ``kept`` as it is. The citation spans both."""
+    last_kept = kept.first_shown + len(kept.lines) - 1
+    focus = (other.focus_start or other.first_shown, other.focus_end or other.first_shown)
+    if kept.path != other.path or (kept.first_shown <= focus[0] and focus[1] <= last_kept):
+        return kept
+    shown = {kept.first_shown + i: text for i, text in enumerate(kept.lines)}
+    for i, text in enumerate(other.lines):
+        shown.setdefault(other.first_shown + i, text)
+    first, last = min(shown), max(shown)
+    if last - first + 1 > MERGED_LINES or len(shown) != last - first + 1:
+        return kept
+    return replace(
+        kept,
+        start_line=min(kept.start_line, other.start_line),
+        end_line=max(kept.end_line, other.end_line),
+        lines=tuple(shown[n] for n in range(first, last + 1)),
+        shown_start=first,
+    )
 
 
 def _same_place(a: AnswerBlock, b: AnswerBlock) -> bool:
