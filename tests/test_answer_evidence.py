@@ -440,3 +440,21 @@ def test_evidence_next_to_a_better_block_joins_it() -> None:
     assert merged.lines == tuple(lines[4:19]) and merged.focus_start == 14  # the lead's focus
     assert _merged(kept, block(12, 18, 15)) is kept  # its evidence is shown already
     assert _merged(kept, block(1, 12, 2)) is kept  # together too long to read as one
+
+
+@pytest.mark.parametrize(
+    ("line", "role"),
+    [
+        ("var query = require('./middleware/query');", "import"),
+        ("const { Router } = require('express')", "import"),
+        ("from .defaults import DEFAULT_WORKER_TTL", "import"),
+        ("var query = parse(req.url);", "value"),
+        ("    raise TypeError('default is not supported')", "raise"),
+    ],
+)
+def test_line_roles(line: str, role: str) -> None:
+    from codecite.answer.evidence import line_role
+    from codecite.types import Chunk
+
+    chunk = Chunk("c", "r", "lib/app.js", "javascript", "module", "app", "app", 1, 1, line, "", "h")
+    assert line_role(line, chunk) == role

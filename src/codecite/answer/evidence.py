@@ -56,7 +56,13 @@ ROLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\bnew \w*(Error|Exception)\(|\bcreateError\(|\bsys\.exit\(|\bexit\(\d"
         ),
     ),
-    ("import", re.compile(r"^\s*(import\b|from\s+\S+\s+import\b|#include\b|using\s+\w|package\s)")),
+    (
+        "import",
+        re.compile(
+            r"^\s*(import\b|from\s+\S+\s+import\b|#include\b|using\s+\w|package\s|"
+            r"(var|let|const)\s+[\w${},\s]+=\s*require\()"  # CommonJS: var x = require('x')
+        ),
+    ),
     (
         "definition",
         re.compile(
