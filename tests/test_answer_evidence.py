@@ -458,3 +458,32 @@ def test_line_roles(line: str, role: str) -> None:
 
     chunk = Chunk("c", "r", "lib/app.js", "javascript", "module", "app", "app", 1, 1, line, "", "h")
     assert line_role(line, chunk) == role
+
+
+def test_a_long_test_is_cited_from_its_name(tmp_path_factory: pytest.TempPathFactory) -> None:
+    filler = "".join(f"    assert parse_port('{8000 + n}') == {8000 + n}\n" for n in range(70))
+    files = {
+        "net/ports.py": (
+            "def parse_port(text: str) -> int:\n"
+            '    """A TCP port from its text."""\n'
+            "    port = int(text)\n"
+            "    if not 0 < port < 65536:\n"
+            '        raise ValueError("port out of range")\n'
+            "    return port\n"
+        ),
+        "tests/test_ports.py": (
+            "import pytest\n\nfrom net.ports import parse_port\n\n\n"
+            "def test_parse_port():\n"
+            f"{filler}"
+            "    with pytest.raises(ValueError):\n"
+            "        parse_port('70000')  # out of range ports are refused\n"
+        ),
+    }
+    repo = make_git_repo(tmp_path_factory.mktemp("longtest") / "app", files)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        answer = idx.ask("Which tests check that out of range ports are refused?", "extractive")
+    lead = "Tests that check it: `test_parse_port` (tests/test_ports.py:6-"
+    assert answer.answer.startswith(lead)
+    first = answer.citations[0]
+    assert (first.path, first.start_line) == ("tests/test_ports.py", 6) and first.end_line >= 77

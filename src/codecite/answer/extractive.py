@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..filters import Filters
 from ..graph.testmap import is_test_path
 from ..retrieve.expand import GraphStore
 from ..retrieve.types import Hit
@@ -39,6 +40,8 @@ MERGED_LINES = 16
 #: A tests question is led by the tests retrieved for it when one is among the first
 #: this many pieces of evidence.
 TESTS_FIRST = 3
+#: The parts of a split function looked up to find its first.
+PARTS_LOOKUP = 20
 #: Callers or tests named in a graph sentence.
 MAX_FACTS = 4
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
@@ -142,7 +145,7 @@ class ExtractiveAnswerer:
         if subject is not None and shape.kind in ("impact", "tests", "how"):
             facts, graph_blocks = self._graph(subject, shape, hits, out)
         if shape.kind == "tests":  # the tests found for the question's words lead
-            found = self._retrieved_tests(evidence)
+            found = self._retrieved_tests(evidence, out)
             if found:
                 named = ", ".join(f"`{b.qualname}` ({b.citation})" for b in found)
                 facts.insert(0, f"Tests that check it: {named}.")
@@ -245,24 +248,39 @@ class ExtractiveAnswerer:
                 facts.append(f"{name} calls {named}.")
         return facts, blocks
 
-    def _retrieved_tests(self, evidence: Sequence[Evidence]) -> list[AnswerBlock]:
+    def _retrieved_tests(self, evidence: Sequence[Evidence], out: Extract) -> list[AnswerBlock]:
         """Blocks of the best evidence in tests (one a test), at most :data:`MAX_FACTS`,
-        when a test is among the first :data:`TESTS_FIRST` pieces of evidence."""
+        when a test is among the first :data:`TESTS_FIRST` pieces of evidence. A test
+        function's block is cited from the test's first line (its name, where a reader
+        looks for it) to the lines shown, a later part of a split one's from its head."""
         if not any(is_test_path(ev.path) for ev in evidence[:TESTS_FIRST]):
             return []
-        out: list[AnswerBlock] = []
+        blocks: list[AnswerBlock] = []
         for ev in evidence:
             if (
                 not is_test_path(ev.path)
                 or ev.role == "import"  # a test module's imports test nothing
-                or any(b.qualname == ev.chunk.qualname for b in out)
+                or any(b.qualname == ev.chunk.qualname for b in blocks)
             ):
                 continue
             block = _block_of(ev, self.source)
-            out.append(replace(block, role="test"))
-            if len(out) == MAX_FACTS:
+            if ev.chunk.kind in ("function", "method"):
+                head = self._head_part(ev.chunk) if ev.chunk.part > 1 else ev.chunk
+                if head is not ev.chunk:
+                    out.context.append(Block(head.path, head.start_line, head.end_line))
+                block = replace(block, start_line=min(block.start_line, head.start_line))
+            blocks.append(replace(block, role="test"))
+            if len(blocks) == MAX_FACTS:
                 break
-        return out
+        return blocks
+
+    def _head_part(self, chunk: Chunk) -> Chunk:
+        """The first part of a function split into parts (``chunk`` when not found)."""
+        ids = self.store.find_symbols(
+            chunk.qualname, "qualname", Filters(repo=chunk.repo, path=chunk.path), PARTS_LOOKUP
+        )
+        parts = [c for c in self.store.get_chunks(ids).values() if c.path == chunk.path]
+        return min(parts, key=lambda c: c.start_line, default=chunk)
 
     def _fitting(self, ids: set[str], shape: Shape, hits: Sequence[Hit]) -> list[str]:
         """``ids`` (chunks), those among ``hits`` first in their rank, then by the share
