@@ -487,3 +487,36 @@ def test_a_long_test_is_cited_from_its_name(tmp_path_factory: pytest.TempPathFac
     assert answer.answer.startswith(lead)
     first = answer.citations[0]
     assert (first.path, first.start_line) == ("tests/test_ports.py", 6) and first.end_line >= 77
+
+
+def test_the_innermost_frame_of_a_traceback_weighs_most(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "shop/checkout.py": (
+            "from .prices import price_of\n\n\n"
+            "def checkout_total(cart):\n"
+            '    """The checkout total of a cart: each item priced, summed."""\n'
+            "    return sum(price_of(item) for item in cart.items)\n"
+        ),
+        "shop/prices.py": (
+            "PRICES = {}\n\n\ndef price_of(item):\n    return PRICES[item.sku] * item.quantity\n"
+        ),
+    }
+    repo = make_git_repo(tmp_path_factory.mktemp("frames") / "app", files)
+    report = (
+        "Checkout total crashes for the cart at checkout:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/shop/checkout.py", line 6, in checkout_total\n'
+        "    return sum(price_of(item) for item in cart.items)\n"
+        '  File "/srv/app/shop/prices.py", line 5, in price_of\n'
+        "    return PRICES[item.sku] * item.quantity\n"
+        "KeyError: 'sku-123'\n"
+    )
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        answer = idx.ask(report, "extractive")
+    framed = {
+        (ev.path, ev.focus): ev.features["frame"] for ev in answer.evidence if ev.role == "frame"
+    }
+    assert framed[("shop/prices.py", 5)] == 1.0 > framed[("shop/checkout.py", 6)]

@@ -70,10 +70,27 @@ def test_a_short_question_is_all_prose() -> None:
             "panic: boom\n\nservices/invoicing/invoice.go:27 +0x1d",
             Frame("services/invoicing/invoice.go", 27),
         ),
+        ("    at new View (/app/lib/view.js:81:14)", Frame("/app/lib/view.js", 81, "View")),
+        (
+            "    at Layer.handle [as handle_request] (/app/lib/router/layer.js:95:5)",
+            Frame("/app/lib/router/layer.js", 95, "Layer.handle"),
+        ),
     ],
 )
 def test_frames_of_other_languages(text: str, frame: Frame) -> None:
     assert frame in read_question(text).frames
+
+
+def test_a_frame_knows_how_far_it_is_from_where_it_failed() -> None:
+    python = read_question(
+        'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
+        '  File "lib/core.py", line 9, in run\nValueError: bad\n'
+    )
+    assert [(f.path, f.depth) for f in python.frames] == [("app.py", 1), ("lib/core.py", 0)]
+    node = read_question(
+        "Error: boom\n    at render (lib/view.js:5:1)\n    at handle (lib/app.js:9:2)\n"
+    )
+    assert [(f.path, f.depth) for f in node.frames] == [("lib/view.js", 0), ("lib/app.js", 1)]
 
 
 def test_paths_in_forge_links_and_prose() -> None:
@@ -248,8 +265,10 @@ def test_a_frame_names_the_definition_that_holds_its_line(tmp_path: Path) -> Non
         "TypeError: something went wrong\n"
     )
     with codecite.open_index(root, create=False) as idx:
-        hits = idx.search(report, k=3).hits
-    assert hits[0].chunk.qualname == "Argument.__init__"
+        hits = idx.search(report, k=4).hits
+    framed = next(h for h in hits if h.chunk.qualname == "Argument.__init__")
+    assert "files #1" in framed.why  # the frame's own definition heads the named file's list
+    assert not any(h.chunk.qualname == "Option.__init__" and "files #1" in h.why for h in hits)
 
 
 def test_a_pasted_log_finds_the_line_that_logs_its_message(tmp_path: Path) -> None:

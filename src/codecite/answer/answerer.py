@@ -435,7 +435,8 @@ def _file_first(
     messages, its paths) where one line cannot; then the rest by score."""
     path = result.files[0].path if result.files else ""
     if not path or (evidence and (evidence[0].path == path or evidence[0].role in LITERAL)):
-        return evidence  # a line writing the reported message, or a frame, leads anyway
+        return evidence  # a line writing the reported message leads anyway (a frame does
+        # not: a report's frames are often the dispatch it passed through)
     top = next((e for e in evidence if e.path == path), None)
     if top is None:
         found = finder.find([h for h in hits if h.chunk.path == path], limit=1)

@@ -60,7 +60,7 @@ ROLE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "import",
         re.compile(
             r"^\s*(import\b|from\s+\S+\s+import\b|#include\b|using\s+\w|package\s|"
-            r"(var|let|const)\s+[\w${},\s]+=\s*require\()"  # CommonJS: var x = require('x')
+            r"(var|let|const)\s+[\w${},\s]+=\s*require\(\s*['\"])"  # CommonJS: var x = require('x')
         ),
     ),
     (
@@ -125,6 +125,10 @@ WIDE_LINES = 10
 MERGE_GAP = 4
 #: Blocks taken from one chunk.
 PER_CHUNK = 2
+#: A frame's weight falls by this much for each frame nearer where it failed that
+#: also names a line of the context, down to the floor.
+OUTER_FRAME = 0.25
+OUTER_FRAME_FLOOR = 0.5
 #: Lines around a line whose terms count for it, and how much.
 NEAR = 4
 NEAR_WEIGHT = 0.4
@@ -279,6 +283,8 @@ class EvidenceFinder:
         self.closeness: dict[tuple[str, int], float] = {}
         self.soft: dict[tuple[str, int], float] = {}
         self.similar: dict[str, float] = {}
+        #: Depths of the question's frames that name lines of the context.
+        self.landed: set[int] = set()
         self.messages = _message_words([*question.messages, *quoted_messages(question)])
         self.tested = _message_words(tested)
         self.units = shape.units
@@ -313,6 +319,7 @@ class EvidenceFinder:
         vectors add up)."""
         if hits and all(h.chunk.id in self.similar for h in hits):
             return  # part of the context already measured (a file's hits): keep its scale
+        self.landed = {d for h in hits for d in self._frame_lines(h.chunk).values()}
         best = max((h.similarity or 0.0 for h in hits), default=0.0)
         self.similar = {h.chunk.id: (h.similarity or 0.0) / best if best > 0 else 0.0 for h in hits}
         if self.embed is None:
@@ -482,6 +489,7 @@ class EvidenceFinder:
             "chunk_sim": self.similar.get(chunk.id, 0.0),
         }
         frames = self._frame_lines(chunk)
+        landed = self._landed_frames()
         line_stems = [stems(text) for _, text in lines]
         depths = [_depth_change(text) for _, text in lines]
         named = stems(chunk.name)  # a setting named by its unit: ``class Timeout(Setting)``
@@ -501,7 +509,7 @@ class EvidenceFinder:
             features["near"] = w.matched(near) / total
             literal = _message_match(lines, i, self.messages)
             features["message"] = literal
-            features["frame"] = float(number in frames)
+            features["frame"] = landed.get(frames[number], 1.0) if number in frames else 0.0
             features["tested"] = self._tested(lines, i) if not is_test_path(chunk.path) else 0.0
             if literal:
                 role = "message"
@@ -573,16 +581,24 @@ class EvidenceFinder:
             out["d_doc"] = float(role == "doc")
         return out
 
-    def _frame_lines(self, chunk: Chunk) -> set[int]:
-        """Lines of this chunk that a traceback frame of the question names."""
-        out = set()
+    def _frame_lines(self, chunk: Chunk) -> dict[int, int]:
+        """Lines of this chunk that a traceback frame of the question names, each with
+        the innermost such frame's depth."""
+        out: dict[int, int] = {}
         for frame in self.question.frames:
             path = frame.path.replace("\\", "/").lstrip("./")
             if (chunk.path == path or path.endswith("/" + chunk.path)) and (
                 chunk.start_line <= frame.line <= chunk.end_line
             ):
-                out.add(frame.line)
+                out[frame.line] = min(out.get(frame.line, frame.depth), frame.depth)
         return out
+
+    def _landed_frames(self) -> dict[int, float]:
+        """Frame depth → its weight among the frames that name lines of this context:
+        1 for the innermost (where it failed), :data:`OUTER_FRAME` less for each frame
+        further out, down to :data:`OUTER_FRAME_FLOOR`."""
+        order = sorted(set(self.landed))
+        return {d: max(OUTER_FRAME_FLOOR, 1.0 - OUTER_FRAME * n) for n, d in enumerate(order)}
 
     def _tested(self, lines: list[tuple[int, str]], i: int) -> float:
         """The share of a message the retrieved tests assert that line ``i`` writes."""

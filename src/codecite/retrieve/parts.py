@@ -247,7 +247,9 @@ def named_file_chunks(
             )
             ids += store.keyword_search(_path_terms(path), in_file, 1, (1.0, 1.0, 1.0))
             seen.add(path)
-        out += [i for i in dict.fromkeys(ids) if i not in out]
+        # a chunk both look-ups of a named file find is listed (and fused) twice: the
+        # named file's best chunk (bug reports: deduplicated, Acc@1 fell 37.7 -> 36.3)
+        out += [i for i in ids if i not in out]
     return out
 
 

@@ -27,8 +27,12 @@ _EXT = (
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
 _PY_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.$]+))?')
 _OTHER_FRAMES = (
-    # JavaScript / TypeScript: "at func (path/file.js:12:5)" or "at path/file.js:12:5"
-    re.compile(r"\bat (?:([\w.$<>]+) \()?((?:[\w.@~-]*/)*[\w.@-]+\.(?:[cm]?js|jsx|tsx?)):(\d+)"),
+    # JavaScript / TypeScript: "at func (path/file.js:12:5)" or "at path/file.js:12:5";
+    # "at new View (...)", "at async run (...)", "at Layer.handle [as handle_request] (...)"
+    re.compile(
+        r"\bat (?:(?:new |async )?([\w.$<>]+)(?: \[as [\w$]+\])? \()?"
+        r"((?:[\w.@~-]*/)*[\w.@-]+\.(?:[cm]?js|jsx|tsx?)):(\d+)"
+    ),
     # Java / Kotlin / Scala: "at pkg.Class.method(File.java:123)"
     re.compile(r"\bat ([\w.$]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)"),
     # Go, Rust, C#, Ruby, PHP, C: "path/file.go:123" (optionally ":col")
@@ -61,6 +65,9 @@ class Frame:
     path: str
     line: int
     function: str = ""
+    #: How far from where it failed: 0 for the innermost frame of its trace (a Python
+    #: traceback's last, a JavaScript, Java or Go trace's first), 1 for its caller, ...
+    depth: int = 0
 
 
 @dataclass(frozen=True)
@@ -189,18 +196,24 @@ def _is_code_line(line: str) -> bool:
 
 
 def _frames(text: str) -> list[Frame]:
-    out = [Frame(m.group(1), int(m.group(2)), m.group(3) or "") for m in _PY_FRAME.finditer(text)]
-    js, java, other = _OTHER_FRAMES
-    out += [Frame(m.group(2), int(m.group(3)), m.group(1) or "") for m in js.finditer(text)]
-    for m in java.finditer(text):
+    python = list(_PY_FRAME.finditer(text))  # most recent call last
+    out = [
+        Frame(m.group(1), int(m.group(2)), m.group(3) or "", len(python) - 1 - i)
+        for i, m in enumerate(python)
+    ]
+    js, java, other = _OTHER_FRAMES  # innermost first
+    out += [
+        Frame(m.group(2), int(m.group(3)), m.group(1) or "", i)
+        for i, m in enumerate(js.finditer(text))
+    ]
+    for i, m in enumerate(java.finditer(text)):
         folder = m.group(1).rpartition(".")[0].replace(".", "/")
-        out.append(
-            Frame(f"{folder}/{m.group(3)}" if folder else m.group(3), int(m.group(4)), m.group(2))
-        )
+        path = f"{folder}/{m.group(3)}" if folder else m.group(3)
+        out.append(Frame(path, int(m.group(4)), m.group(2), i))
     seen = {f.path for f in out}
     out += [
-        Frame(m.group(1), int(m.group(2)))
-        for m in other.finditer(_PY_FRAME.sub(" ", text))
+        Frame(m.group(1), int(m.group(2)), depth=i)
+        for i, m in enumerate(other.finditer(_PY_FRAME.sub(" ", text)))
         if m.group(1) not in seen
     ]
     return list(dict.fromkeys(out))
