@@ -86,6 +86,10 @@ def index(tmp_path_factory: pytest.TempPathFactory):
         # "broken" describing the input is no question of what breaks
         ("What does a visitor get if a link has broken percent-encoding?", "what-happens", False),
         ("What does a user see when they forget a required option?", "what-happens", False),
+        # a unit word alone names the subject: the question asks where or how
+        ("Where is a job's time limit enforced while it runs?", "where", False),
+        ("How is an invalid job ttl reported when enqueueing?", "how", False),
+        ("Is there a cap on how many handlers one route can have?", "quantity", True),
         ("Where are jobs serialized, and what format is used by default?", "where", False),
         # the apostrophes of "don't ... it's" quote no message
         (
@@ -520,3 +524,26 @@ def test_the_innermost_frame_of_a_traceback_weighs_most(
         (ev.path, ev.focus): ev.features["frame"] for ev in answer.evidence if ev.role == "frame"
     }
     assert framed[("shop/prices.py", 5)] == 1.0 > framed[("shop/checkout.py", 6)]
+
+
+def test_a_docstring_quote_or_heading_is_never_evidence(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "jobs/retry.py": (
+            "class Retry:\n"
+            "    def __init__(self, max: int, interval: int = 0):\n"
+            '        """\n'
+            "        Args:\n"
+            "            max: how many times a failed job is retried\n"
+            '        """\n'
+            "        self.max = max\n"
+            "        self.interval = interval\n"
+        ),
+    }
+    repo = make_git_repo(tmp_path_factory.mktemp("heading") / "app", files)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        answer = idx.ask("Does a failed job get retried?", "extractive")
+    assert answer.evidence
+    assert not any(ev.focus_text in ('"""', "Args:") for ev in answer.evidence)

@@ -496,8 +496,8 @@ class EvidenceFinder:
         out = []
         for i, (number, text) in enumerate(lines):
             bare = text.strip()
-            if len(bare.strip("{}()[];,:")) < 3:
-                continue
+            if len(bare.strip("{}()[];,:\"'`*/#-=")) < 3 or _SECTION.match(bare):
+                continue  # punctuation, a docstring's quotes, "Args:", "----------"
             role = line_role(text, chunk)
             found = line_stems[i]
             near = frozenset().union(*line_stems[max(0, i - NEAR) : i + NEAR + 1]) - found
@@ -646,6 +646,13 @@ class EvidenceFinder:
 
 
 _DEFAULT_STEMS = frozenset(stems("default defaults DEFAULT"))
+#: A docstring's section heading ("Args:", "Returns", ":Example:", "Parameters"): it
+#: says nothing by itself.
+_SECTION = re.compile(
+    r"^[\"'#*/ ]*:?(args|arguments|params|parameters|returns?|yields?|raises|examples?|"
+    r"notes?|see also|attributes|todo|usage|warning)::?\s*$",
+    re.I,
+)
 #: A number with its unit in a line comment (``# 14 days``, ``// 32 MB``).
 _COMMENT_QUANTITY = re.compile(
     r"(#|//).*?(?<![\w.])\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|minutes?|mins?|hours?|h|"

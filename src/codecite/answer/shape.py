@@ -91,6 +91,17 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 #: A quantity asked outright: it wins over a permission word in the same question.
 _HOW_MUCH = re.compile(r"\bhow (long|many|much|often)\b", re.I)
+#: A quantity asked for as such (not only a unit word of the subject).
+_QUANTITY_ASKED = re.compile(
+    r"\b(how (long|many|much|often|big|large|soon|fast|frequently)|what(?: i|')s the|"
+    r"what (is|are) the|default (value|timeout|size|limit|port|number))\b",
+    re.I,
+)
+#: Where and how asked at the start of a question.
+_ASKS = {
+    "where": re.compile(r"^\s*(where|in which (file|module|function|class))\b", re.I),
+    "how": re.compile(r"^\s*how (is|are|does|do|can)\b", re.I),
+}
 _POLAR = re.compile(
     r"^\s*(does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|must)\b", re.I
 )
@@ -211,6 +222,10 @@ def question_shape(text: str, question: Question | None = None) -> Shape:
         kind = next((name for name, rule in _RULES if rule.search(head)), "")
         if kind == "who" and _HOW_MUCH.search(head):  # "how long ... the permission check"
             kind = "quantity"
+        if kind == "quantity" and not _QUANTITY_ASKED.search(head):
+            # a unit word alone ("Where is a job's time limit enforced?", "How is an
+            # invalid ttl reported?") names the subject; the question asks where or how
+            kind = next((k for k in ("where", "how") if _ASKS[k].search(head)), kind)
         if long and kind in ("tests", "impact"):  # a report's "tests fail", "it breaks":
             kind = "error"  # it asks where the failure comes from, not for tests or callers
         if not kind:
