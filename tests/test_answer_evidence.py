@@ -547,3 +547,19 @@ def test_a_docstring_quote_or_heading_is_never_evidence(
         answer = idx.ask("Does a failed job get retried?", "extractive")
     assert answer.evidence
     assert not any(ev.focus_text in ('"""', "Args:") for ev in answer.evidence)
+
+
+@pytest.mark.parametrize(
+    ("line", "trivial"),
+    [
+        ("        self.app = app", True),
+        ("    this.name = name;", True),
+        ("    @t.overload", True),
+        ("        self.app = wrap(app)", False),
+        ("    @app.route('/users')", False),
+    ],
+)
+def test_lines_that_say_nothing_alone(line: str, trivial: bool) -> None:
+    from codecite.answer.evidence import _TRIVIAL
+
+    assert bool(_TRIVIAL.match(line)) is trivial

@@ -110,7 +110,7 @@ EVIDENCE_WEIGHTS: dict[str, float] = {
     "q_number": 0.3, "q_unit": 0.4, "q_no_number": -0.5, "wh_raise": 0.4, "wh_branch": 0.2,
     "who_check": 0.4, "how_logic": 0.1, "d_definition": 0.2, "d_doc": 0.0,
     "role_import": -0.5, "line_sim": 1.0, "chunk_sim": 0.3, "q_named": 0.5, "soft_own": 2.0,
-    "q_default": 0.5,
+    "q_default": 0.5, "trivial": -0.5,
 }  # fmt: skip
 #: What a bridged hit's ``why`` starts with (:mod:`.context`).
 BRIDGED = "code that"
@@ -554,7 +554,11 @@ class EvidenceFinder:
         # seconds"), not a version or an issue ("# TODO remove this arg in 3.0")
         number = bool(_NUMBER.search(code)) or bool(_COMMENT_QUANTITY.search(text))
         unit = bool(found & self.units) or bool(found & _DEFAULT_STEMS)
-        out = {f"role_{role}": 1.0, "long_line": float(len(text.strip()) > 200)}
+        out = {
+            f"role_{role}": 1.0,
+            "long_line": float(len(text.strip()) > 200),
+            "trivial": float(bool(_TRIVIAL.match(text))),
+        }
         if kind == "quantity":
             out["q_number"] = float(number)
             out["q_unit"] = float(number and unit)
@@ -646,6 +650,11 @@ class EvidenceFinder:
 
 
 _DEFAULT_STEMS = frozenset(stems("default defaults DEFAULT"))
+#: Lines that say next to nothing alone: a parameter stored under its own name
+#: (``self.app = app``), a bare decorator (``@t.overload``), ``pass``.
+_TRIVIAL = re.compile(
+    r"^\s*((self|this)\.(?P<name>\w+)\s*=\s*(?P=name)\s*;?|@[\w.]+|pass|return;?|super\(\)\.__init__\(\))\s*$"
+)
 #: A docstring's section heading ("Args:", "Returns", ":Example:", "Parameters"): it
 #: says nothing by itself.
 _SECTION = re.compile(
