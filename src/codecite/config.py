@@ -259,9 +259,10 @@ class AnswerConfig:
     answer_context_tokens: int = 3000
     #: Chunks read for the answer to a short question: its evidence lines are chosen
     #: among them; a model is given the evidence's chunks first, packed to the budget.
-    #: (Answer benchmark: 20, 30 and 45 give the same evidence@3 within 0.005 and the
-    #: same abstentions; p50 65, 88 and 107 ms.)
-    answer_chunks: int = 20
+    #: (Answer benchmark, 2026-12-02: evidence@3 0.637 / 0.632 / 0.647 / 0.647 / 0.642 /
+    #: 0.637 at 10 / 12 / 14 / 16 / 20 / 30, the same abstentions; p50 82 / 107 / 150 /
+    #: 182 ms at 10 / 16 / 20 / 30 on a loaded machine.)
+    answer_chunks: int = 16
     #: Supporting blocks of an extractive answer (after its lead sentence).
     answer_max_blocks: int = 5
     #: Files read for the answer to a long question (a bug report): the same file
