@@ -563,3 +563,12 @@ def test_lines_that_say_nothing_alone(line: str, trivial: bool) -> None:
     from codecite.answer.evidence import _TRIVIAL
 
     assert bool(_TRIVIAL.match(line)) is trivial
+
+
+def test_a_doc_comment_summary_stops_at_its_paragraph() -> None:
+    from codecite.answer.lead import first_sentence
+
+    doc = "Returns the time a job is scheduled at\n\nArgs:\n    job_or_id: the job or its id"
+    assert first_sentence(doc) == "Returns the time a job is scheduled at"
+    assert first_sentence("Summary line\nReturns:\n    the value") == "Summary line"
+    assert first_sentence("One sentence. Another one.") == "One sentence."

@@ -110,8 +110,19 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
 YES_COVERAGE = 0.5
 
 
+#: Where a doc comment's first paragraph ends: a blank line, or a section heading
+#: ("Args:", "Returns", "Parameters") on a line of its own.
+_PARAGRAPH_END = re.compile(
+    r"\n\s*\n|\n\s*:?(args|arguments|params|parameters|returns?|yields?|raises|examples?|"
+    r"notes?|attributes)::?\s*(\n|$)",
+    re.I,
+)
+
+
 def first_sentence(text: str, limit: int = 240) -> str:
-    flat = " ".join(text.split())
+    """The first sentence of a doc comment (of its first paragraph: a summary line with
+    no period does not run on into its "Args:")."""
+    flat = " ".join(_PARAGRAPH_END.split(text.strip(), maxsplit=1)[0].split())
     spans = sentence_spans(flat)
     sentence = flat[spans[0][0] : spans[0][1]] if spans else flat
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
