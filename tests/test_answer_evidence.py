@@ -572,3 +572,32 @@ def test_a_doc_comment_summary_stops_at_its_paragraph() -> None:
     assert first_sentence(doc) == "Returns the time a job is scheduled at"
     assert first_sentence("Summary line\nReturns:\n    the value") == "Summary line"
     assert first_sentence("One sentence. Another one.") == "One sentence."
+
+
+def test_a_how_answer_names_only_what_its_lead_calls(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "app/cache.py": (
+            "from .store import build_cache, read_settings\n\n"
+            "#: The cache is configured once at import, from the settings file.\n"
+            "CACHE = build_cache(read_settings())\n"
+        ),
+        "app/store.py": (
+            "def build_cache(settings):\n"
+            '    """Build the cache that the settings configure."""\n'
+            "    return make_lru(settings.cache_size)\n\n\n"
+            "def read_settings():\n"
+            "    return load_file('settings.toml')\n\n\n"
+            "def make_lru(size):\n"
+            "    return {}\n"
+        ),
+    }
+    repo = make_git_repo(tmp_path_factory.mktemp("howfacts") / "app", files)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        answer = idx.ask("How is the cache configured at import?", "extractive")
+    lead = answer.evidence[0]
+    assert lead.chunk.kind not in ("function", "method", "class")
+    assert " calls `" not in answer.answer  # no callees of another definition than the lead's
+    assert answer.answer.startswith("`app.cache` (app/cache.py:3): The cache is configured")

@@ -782,9 +782,13 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return [(s + len(text[s:e]) - len(text[s:e].lstrip()), e) for s, e in spans]
 
 
+_DOC_MARK = re.compile(r"^(#|//)(:|/|!)\s?")
+
+
 def _sentence_at(block: list[tuple[int, str]], at: int) -> str:
     """The sentence of a paragraph (lines of prose) that holds line ``at``."""
-    parts = [" ".join(t.strip().strip("\"'#/*").split()) for _, t in block]
+    # "#: text" is a documentation comment (Sphinx), its colon no part of the text
+    parts = [" ".join(_DOC_MARK.sub("", t.strip()).strip("\"'#/*").split()) for _, t in block]
     before = " ".join(parts[:at])
     text = " ".join(p for p in parts if p)
     start = len(before) + (1 if before else 0)

@@ -142,6 +142,8 @@ class ExtractiveAnswerer:
         facts: list[str] = []
         graph_blocks: list[AnswerBlock] = []
         subject = self._subject(hits, evidence)
+        if shape.kind == "how" and evidence and subject is not evidence[0].chunk:
+            subject = None  # what the lead's own definition calls, or nothing
         if subject is not None and shape.kind in ("impact", "tests", "how"):
             facts, graph_blocks = self._graph(subject, shape, hits, out)
         if shape.kind == "tests":  # the tests found for the question's words lead

@@ -134,7 +134,7 @@ def _what(ev: Evidence) -> str:
     if ev.sentence:
         return ev.sentence.rstrip(".")
     if ev.role == "doc":
-        return first_sentence(ev.focus_text.strip("\"'/*# ")).rstrip(".")
+        return first_sentence(ev.focus_text.strip("\"'/*#: ")).rstrip(".")  # "#: x" too
     doc = ev.chunk.docstring.strip()
     if doc and ev.role == "definition":
         return first_sentence(doc).rstrip(".")
