@@ -304,3 +304,35 @@ def test_a_pasted_log_finds_the_line_that_logs_its_message(tmp_path: Path) -> No
         hits = idx.search(report, k=2).hits
     assert hits[0].chunk.path == "srv/sock.py"
     assert "errors #" in hits[0].why
+
+
+def test_ask_reads_the_code_that_writes_a_pasted_logs_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = (
+        "def validate_pos_int(val):\n"
+        "    if val < 0:\n"
+        '        raise ValueError("Value must be positive: %s" % val)\n'
+        "    return val\n"
+    )
+    others = {f"srv/start_{n}.py": f"def start_{n}(c):\n    return run(c, {n})\n" for n in range(3)}
+    root = _indexed(tmp_path / "srv", {"srv/config.py": config, **others})
+    report = (
+        "Gunicorn refuses to start after the config change:\n\n"
+        "    $ gunicorn -c prod.conf.py myapp\n"
+        "    Error: Value must be positive: -2\n\n"
+        "Which code produces this line?"
+    )
+    with codecite.open_index(root, create=False) as idx:
+        builder = idx.answerer.context
+        retrieve = builder.retrieve
+
+        def ranked_without_it(*args: object, **kwargs: object):  # a big file's best chunks
+            result = retrieve(*args, **kwargs)  # type: ignore[arg-type]
+            result.hits = [h for h in result.hits if h.chunk.qualname != "validate_pos_int"]
+            return result
+
+        monkeypatch.setattr(builder, "retrieve", ranked_without_it)
+        answer = idx.ask(report, "extractive")
+    assert answer.citations[0].path == "srv/config.py"  # bridged: the code writing it leads
+    assert "Value must be positive" in answer.answer.split("\n")[0]

@@ -78,7 +78,8 @@ class ContextBuilder:
         tested = tested_messages(result.hits[:BRIDGE_HITS])
         found: dict[str, list[str]] = {}
         if shape.kind in MESSAGE_SHAPES:
-            for source, messages in (("question", quoted_messages(read)), *tested.items()):
+            own = [*read.messages, *quoted_messages(read)]  # reported, logged, quoted
+            for source, messages in (("question", own), *tested.items()):
                 ids = self._writing(messages)
                 if ids:
                     found[source] = ids
