@@ -336,3 +336,11 @@ def test_ask_reads_the_code_that_writes_a_pasted_logs_message(
         answer = idx.ask(report, "extractive")
     assert answer.citations[0].path == "srv/config.py"  # bridged: the code writing it leads
     assert "Value must be positive" in answer.answer.split("\n")[0]
+
+
+def test_a_reports_static_search_embeds_its_title(shop: Path) -> None:
+    with codecite.open_index(shop, create=False) as idx:
+        searcher = idx.answerer.searcher
+        plan = searcher._report_lists(REPORT, read_question(REPORT), None, True)
+    assert plan.static_text == REPORT.strip().splitlines()[0]
+    assert plan.text != plan.static_text  # the model tier reads the whole prose

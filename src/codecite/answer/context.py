@@ -78,7 +78,9 @@ class ContextBuilder:
         tested = tested_messages(result.hits[:BRIDGE_HITS])
         found: dict[str, list[str]] = {}
         if shape.kind in MESSAGE_SHAPES:
-            own = [*read.messages, *quoted_messages(read)]  # reported, logged, quoted
+            # what the asker saw printed: logged or quoted (a report's traceback error is
+            # often raised far from its cause: its file ranking decides that)
+            own = [*read.logged, *quoted_messages(read)]
             for source, messages in (("question", own), *tested.items()):
                 ids = self._writing(messages)
                 if ids:

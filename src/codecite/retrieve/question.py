@@ -174,6 +174,7 @@ MAX_LOGGED = 12
 
 def _logged(text: str) -> list[str]:
     out = [m.group("text").strip() for m in _LOGGED.finditer(text)]
+    out = [m for m in out if not _TRACEBACK_HEAD.match(m)]  # "...: Traceback (most recent"
     return [m for m in dict.fromkeys(out) if len(m.split()) >= 3][:MAX_LOGGED]
 
 

