@@ -601,3 +601,34 @@ def test_a_how_answer_names_only_what_its_lead_calls(
     assert lead.chunk.kind not in ("function", "method", "class")
     assert " calls `" not in answer.answer  # no callees of another definition than the lead's
     assert answer.answer.startswith("`app.cache` (app/cache.py:3): The cache is configured")
+
+
+def test_in_a_pasted_trace_the_frame_where_it_failed_leads() -> None:
+    from codecite.answer.answerer import _file_first, _trace_first
+    from codecite.answer.evidence import Evidence
+    from codecite.retrieve.types import FileHit, SearchResult
+    from codecite.types import Chunk
+
+    trace = (
+        "Home page renders a 500:\n\n"
+        "Error: Cannot find module 'pug'\n"
+        "    at new View (/app/node_modules/express/lib/view.js:81:14)\n"
+        "    at Function.render (/app/node_modules/express/lib/application.js:587:12)\n\n"
+        "Who is requiring it?"
+    )
+    assert _trace_first(read_question(trace))
+    report = trace + "\n\n" + "We deploy with docker and the same image works in staging. " * 8
+    assert not _trace_first(read_question(report))  # a bug report: its file ranking leads
+
+    def evidence(path: str, line: int, role: str) -> Evidence:
+        chunk = Chunk("c" + path, "r", path, "javascript", "function", "f", "f", 1, 99, "", "", "h")
+        return Evidence(path, line, line, ("x",), line, role, 1.0, chunk, 0)
+
+    failed, render = (
+        evidence("lib/view.js", 81, "frame"),
+        evidence("lib/application.js", 587, "frame"),
+    )
+    ranked = SearchResult("q", "locate", files=[FileHit("lib/application.js", "r", 1.0)])
+    finder = None  # not reached: the ranked file's evidence is among the evidence
+    assert _file_first([failed, render], ranked, finder, [], frame_leads=True)[0] is failed  # type: ignore[arg-type]
+    assert _file_first([failed, render], ranked, finder, [])[0] is render  # type: ignore[arg-type]

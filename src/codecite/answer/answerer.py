@@ -29,7 +29,7 @@ from ..filetext import display_text
 from ..retrieve import Searcher
 from ..retrieve.intent import analyse
 from ..retrieve.pack import pack
-from ..retrieve.question import read_question
+from ..retrieve.question import Question, read_question
 from ..retrieve.search import append_query_log
 from ..retrieve.types import Filters, Hit, SearchResult, mark_stale
 from ..types import LINE_EXACT_KINDS
@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 #: Evidence roles that are the question's own literal evidence.
 LITERAL = frozenset({"message"})
+#: Prose words of a question with frames up to which it is a pasted trace (the frame
+#: where it failed leads its answer; a bug report's file ranking leads one with more).
+TRACE_PROSE_WORDS = 40
 #: Top hits whose model similarity is computed when the model tier is incomplete.
 SIMILARITY_HITS = 8
 
@@ -178,7 +181,7 @@ class Answerer:
         )
         evidence = finder.find(hits)
         if result.files:  # a long question: search --files' first file leads
-            evidence = _file_first(evidence, result, finder, hits)
+            evidence = _file_first(evidence, result, finder, hits, _trace_first(read))
         evidence = finder.with_handler(evidence, hits)
         sig = signals(read, info, weights, hits, evidence, shape)
         declined = not hits or declines(sig, self.config)
@@ -427,16 +430,28 @@ def _blocks(hits: Sequence[Hit]) -> list[Block]:
     return [Block(h.chunk.path, h.chunk.start_line, h.chunk.end_line) for h in hits]
 
 
+def _trace_first(read: Question) -> bool:
+    """A pasted trace with a line or two of question: the trace is the report, and the
+    frame where it failed is its best evidence (in a bug report's prose and frames, the
+    file ranking weighs all of them)."""
+    return bool(read.frames) and read.sizes.get("prose", 0) <= TRACE_PROSE_WORDS
+
+
 def _file_first(
-    evidence: list[Evidence], result: SearchResult, finder: EvidenceFinder, hits: Sequence[Hit]
+    evidence: list[Evidence],
+    result: SearchResult,
+    finder: EvidenceFinder,
+    hits: Sequence[Hit],
+    frame_leads: bool = False,
 ) -> list[Evidence]:
     """For a long question (``search --files``' ranking): the best evidence of the first
     file leads, as the file ranking weighs all of a report's evidence (its frames, its
     messages, its paths) where one line cannot; then the rest by score."""
     path = result.files[0].path if result.files else ""
-    if not path or (evidence and (evidence[0].path == path or evidence[0].role in LITERAL)):
-        return evidence  # a line writing the reported message leads anyway (a frame does
-        # not: a report's frames are often the dispatch it passed through)
+    literal = LITERAL | ({"frame"} if frame_leads else set())
+    if not path or (evidence and (evidence[0].path == path or evidence[0].role in literal)):
+        return evidence  # a line writing the reported message leads anyway (a frame only
+        # in a pasted trace: a report's frames are often the dispatch it passed through)
     top = next((e for e in evidence if e.path == path), None)
     if top is None:
         found = finder.find([h for h in hits if h.chunk.path == path], limit=1)
