@@ -632,3 +632,30 @@ def test_in_a_pasted_trace_the_frame_where_it_failed_leads() -> None:
     finder = None  # not reached: the ranked file's evidence is among the evidence
     assert _file_first([failed, render], ranked, finder, [], frame_leads=True)[0] is failed  # type: ignore[arg-type]
     assert _file_first([failed, render], ranked, finder, [])[0] is render  # type: ignore[arg-type]
+
+
+def test_an_impact_question_is_about_the_definition_it_names(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "cli/core.py": (
+            "class Context:\n"
+            "    def invoke(self, callback):\n"
+            "        return callback()\n\n\n"
+            "class Command:\n"
+            "    def run(self, ctx):\n"
+            '        """Calls the callback: how a callback is called changed, it breaks here."""\n'
+            "        return Context.invoke(ctx, self.callback)\n\n\n"
+            "def main():\n"
+            "    return Command().run(Context())\n\n\n"
+            "def main_again():\n"
+            "    return Command().run(Context())\n"
+        ),
+    }
+    repo = make_git_repo(tmp_path_factory.mktemp("impact") / "app", files)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        answer = idx.ask(
+            "What would break if I changed how Context.invoke calls a callback?", "extractive"
+        )
+    assert answer.answer.startswith("Changing `Context.invoke` affects 1 caller: `Command.run`")

@@ -207,7 +207,7 @@ class Answerer:
         elif llm is None:
             extract = ExtractiveAnswerer(
                 self.searcher.store, lines, self.config.answer.answer_max_blocks
-            ).answer(shape, hits, evidence)
+            ).answer(shape, hits, evidence, info.identifiers)
             answer.answer, answer.lead = extract.text, extract.lead
             answer.blocks = extract.blocks
             self._check(answer, [*_blocks(hits), *extract.context])

@@ -137,11 +137,31 @@ class ExtractiveAnswerer:
     ) -> None:
         self.store, self.source, self.max_blocks = store, source, max_blocks
 
-    def answer(self, shape: Shape, hits: Sequence[Hit], evidence: Sequence[Evidence]) -> Extract:
+    def answer(
+        self,
+        shape: Shape,
+        hits: Sequence[Hit],
+        evidence: Sequence[Evidence],
+        named: Sequence[str] = (),
+    ) -> Extract:
+        """The extractive answer (``named``: the qualified names the question writes,
+        ``Context.invoke``: an impact question is about the one it names)."""
         out = Extract("")
         facts: list[str] = []
         graph_blocks: list[AnswerBlock] = []
         subject = self._subject(hits, evidence)
+        if shape.kind == "impact":
+            subject = next(
+                (
+                    h.chunk
+                    for h in hits
+                    if "." in h.chunk.qualname
+                    and h.chunk.qualname in named
+                    and h.chunk.kind in DEFINITION_KINDS
+                    and not is_test_path(h.chunk.path)
+                ),
+                subject,
+            )
         if shape.kind == "how" and evidence and subject is not evidence[0].chunk:
             subject = None  # what the lead's own definition calls, or nothing
         if subject is not None and shape.kind in ("impact", "tests", "how"):
