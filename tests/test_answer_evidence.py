@@ -62,6 +62,16 @@ APP = {
 }
 
 
+def ask_in(
+    tmp_path_factory: pytest.TempPathFactory, files: dict[str, str], question: str
+) -> codecite.Answer:
+    """The extractive answer to ``question`` on a new repository of ``files``."""
+    repo = make_git_repo(tmp_path_factory.mktemp("repo") / "app", files)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        return idx.ask(question, "extractive")
+
+
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory):
     repo = make_git_repo(tmp_path_factory.mktemp("evidence") / "app", APP)
@@ -414,10 +424,9 @@ def test_a_quantity_leads_with_the_default_named_for_its_unit(
             "        self.worker_ttl = worker_ttl or DEFAULT_WORKER_TTL\n"
         ),
     }
-    repo = make_git_repo(tmp_path_factory.mktemp("default") / "app", files)
-    with codecite.open_index(repo) as idx:
-        idx.update(embed=False)
-        answer = idx.ask("How long does a worker live after its last heartbeat?", "extractive")
+    answer = ask_in(
+        tmp_path_factory, files, "How long does a worker live after its last heartbeat?"
+    )
     lead = answer.evidence[0]
     assert lead.focus_text == "DEFAULT_WORKER_TTL = 420"
     assert lead.features.get("q_default") == 1.0
@@ -483,10 +492,9 @@ def test_a_long_test_is_cited_from_its_name(tmp_path_factory: pytest.TempPathFac
             "        parse_port('70000')  # out of range ports are refused\n"
         ),
     }
-    repo = make_git_repo(tmp_path_factory.mktemp("longtest") / "app", files)
-    with codecite.open_index(repo) as idx:
-        idx.update(embed=False)
-        answer = idx.ask("Which tests check that out of range ports are refused?", "extractive")
+    answer = ask_in(
+        tmp_path_factory, files, "Which tests check that out of range ports are refused?"
+    )
     lead = "Tests that check it: `test_parse_port` (tests/test_ports.py:6-"
     assert answer.answer.startswith(lead)
     first = answer.citations[0]
@@ -507,7 +515,6 @@ def test_the_innermost_frame_of_a_traceback_weighs_most(
             "PRICES = {}\n\n\ndef price_of(item):\n    return PRICES[item.sku] * item.quantity\n"
         ),
     }
-    repo = make_git_repo(tmp_path_factory.mktemp("frames") / "app", files)
     report = (
         "Checkout total crashes for the cart at checkout:\n\n"
         "Traceback (most recent call last):\n"
@@ -517,9 +524,7 @@ def test_the_innermost_frame_of_a_traceback_weighs_most(
         "    return PRICES[item.sku] * item.quantity\n"
         "KeyError: 'sku-123'\n"
     )
-    with codecite.open_index(repo) as idx:
-        idx.update(embed=False)
-        answer = idx.ask(report, "extractive")
+    answer = ask_in(tmp_path_factory, files, report)
     framed = {
         (ev.path, ev.focus): ev.features["frame"] for ev in answer.evidence if ev.role == "frame"
     }
@@ -541,10 +546,7 @@ def test_a_docstring_quote_or_heading_is_never_evidence(
             "        self.interval = interval\n"
         ),
     }
-    repo = make_git_repo(tmp_path_factory.mktemp("heading") / "app", files)
-    with codecite.open_index(repo) as idx:
-        idx.update(embed=False)
-        answer = idx.ask("Does a failed job get retried?", "extractive")
+    answer = ask_in(tmp_path_factory, files, "Does a failed job get retried?")
     assert answer.evidence
     assert not any(ev.focus_text in ('"""', "Args:") for ev in answer.evidence)
 
@@ -593,10 +595,7 @@ def test_a_how_answer_names_only_what_its_lead_calls(
             "    return {}\n"
         ),
     }
-    repo = make_git_repo(tmp_path_factory.mktemp("howfacts") / "app", files)
-    with codecite.open_index(repo) as idx:
-        idx.update(embed=False)
-        answer = idx.ask("How is the cache configured at import?", "extractive")
+    answer = ask_in(tmp_path_factory, files, "How is the cache configured at import?")
     lead = answer.evidence[0]
     assert lead.chunk.kind not in ("function", "method", "class")
     assert " calls `" not in answer.answer  # no callees of another definition than the lead's
@@ -652,10 +651,6 @@ def test_an_impact_question_is_about_the_definition_it_names(
             "    return Command().run(Context())\n"
         ),
     }
-    repo = make_git_repo(tmp_path_factory.mktemp("impact") / "app", files)
-    with codecite.open_index(repo) as idx:
-        idx.update(embed=False)
-        answer = idx.ask(
-            "What would break if I changed how Context.invoke calls a callback?", "extractive"
-        )
+    question = "What would break if I changed how Context.invoke calls a callback?"
+    answer = ask_in(tmp_path_factory, files, question)
     assert answer.answer.startswith("Changing `Context.invoke` affects 1 caller: `Command.run`")
