@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -284,3 +285,24 @@ def test_index_of_an_older_embedding_text_is_refused(tmp_path: Path) -> None:
         report = idx.update(full=True)
         assert report.embedded == report.chunks_written
         assert idx.store.get_meta("embedding_text_version") == meta
+
+
+def test_an_open_refused_while_another_process_sets_the_file_up_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two processes making a new cache file at once: switching it to WAL mode can be
+    # refused at once ("database is locked") instead of waiting for the other.
+    from codecite.store.sqlite import embedding_cache
+
+    real_open = embedding_cache.FileEmbeddingCache._open
+    refusals = iter([True, True])
+
+    def contended(self: embedding_cache.FileEmbeddingCache) -> sqlite3.Connection:
+        if next(refusals, False):
+            raise sqlite3.OperationalError("database is locked")
+        return real_open(self)
+
+    monkeypatch.setattr(embedding_cache.FileEmbeddingCache, "_open", contended)
+    cache = embedding_cache.FileEmbeddingCache(tmp_path / "cache.db")
+    assert cache.enabled
+    cache.close()

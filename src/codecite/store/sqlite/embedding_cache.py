@@ -15,6 +15,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Self
@@ -26,6 +27,10 @@ log = logging.getLogger("codecite.embed.cache")
 
 #: Seconds a writer waits for another process's transaction.
 BUSY_TIMEOUT_S = 30.0
+#: Seconds an open is tried again while another process sets the new file up, and the
+#: pause between tries.
+OPEN_RETRY_S = 10.0
+OPEN_RETRY_PAUSE_S = 0.05
 _QUERY_CHUNK = 500  # keys per SELECT, well under SQLite's variable limit
 _DTYPE = np.dtype("<f4")
 
@@ -56,9 +61,23 @@ class FileEmbeddingCache:
         self._conn: sqlite3.Connection | None = None
         self._writable = True
         try:
-            self._conn = self._open()
+            self._conn = self._open_when_free()
         except (sqlite3.Error, OSError) as exc:
             self._disable(f"cannot open it ({exc})")
+
+    def _open_when_free(self) -> sqlite3.Connection:
+        """:meth:`_open`, tried again while another process is making the same new file
+        (switching a new file to WAL mode is refused at once, not waited for: SQLite's
+        busy handler does not cover that lock upgrade)."""
+        deadline = time.monotonic() + OPEN_RETRY_S
+        while True:
+            try:
+                return self._open()
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() >= deadline:
+                    raise
+                time.sleep(OPEN_RETRY_PAUSE_S)
 
     @property
     def enabled(self) -> bool:
