@@ -283,8 +283,8 @@ class EvidenceFinder:
         self.closeness: dict[tuple[str, int], float] = {}
         self.soft: dict[tuple[str, int], float] = {}
         self.similar: dict[str, float] = {}
-        #: Depths of the question's frames that name lines of the context.
-        self.landed: set[int] = set()
+        #: Frame depth → the weight of a line that frame names (:func:`_frame_weights`).
+        self.frame_weights: dict[int, float] = {}
         self.messages = _message_words([*question.messages, *quoted_messages(question)])
         self.tested = _message_words(tested)
         self.units = shape.units
@@ -319,7 +319,9 @@ class EvidenceFinder:
         vectors add up)."""
         if hits and all(h.chunk.id in self.similar for h in hits):
             return  # part of the context already measured (a file's hits): keep its scale
-        self.landed = {d for h in hits for d in self._frame_lines(h.chunk).values()}
+        self.frame_weights = _frame_weights(
+            {d for h in hits for d in self._frame_lines(h.chunk).values()}
+        )
         best = max((h.similarity or 0.0 for h in hits), default=0.0)
         self.similar = {h.chunk.id: (h.similarity or 0.0) / best if best > 0 else 0.0 for h in hits}
         if self.embed is None:
@@ -489,7 +491,6 @@ class EvidenceFinder:
             "chunk_sim": self.similar.get(chunk.id, 0.0),
         }
         frames = self._frame_lines(chunk)
-        landed = self._landed_frames()
         line_stems = [stems(text) for _, text in lines]
         depths = [_depth_change(text) for _, text in lines]
         named = stems(chunk.name)  # a setting named by its unit: ``class Timeout(Setting)``
@@ -509,7 +510,9 @@ class EvidenceFinder:
             features["near"] = w.matched(near) / total
             literal = _message_match(lines, i, self.messages)
             features["message"] = literal
-            features["frame"] = landed.get(frames[number], 1.0) if number in frames else 0.0
+            features["frame"] = (
+                self.frame_weights.get(frames[number], 1.0) if number in frames else 0.0
+            )
             features["tested"] = self._tested(lines, i) if not is_test_path(chunk.path) else 0.0
             if literal:
                 role = "message"
@@ -597,13 +600,6 @@ class EvidenceFinder:
                 out[frame.line] = min(out.get(frame.line, frame.depth), frame.depth)
         return out
 
-    def _landed_frames(self) -> dict[int, float]:
-        """Frame depth → its weight among the frames that name lines of this context:
-        1 for the innermost (where it failed), :data:`OUTER_FRAME` less for each frame
-        further out, down to :data:`OUTER_FRAME_FLOOR`."""
-        order = sorted(set(self.landed))
-        return {d: max(OUTER_FRAME_FLOOR, 1.0 - OUTER_FRAME * n) for n, d in enumerate(order)}
-
     def _tested(self, lines: list[tuple[int, str]], i: int) -> float:
         """The share of a message the retrieved tests assert that line ``i`` writes."""
         return _message_match(lines, i, self.tested)
@@ -649,19 +645,26 @@ class EvidenceFinder:
         return False
 
 
+def _frame_weights(landed: set[int]) -> dict[int, float]:
+    """Frame depth → its weight among the frames that name lines of the context
+    (``landed``): 1 for the innermost (where it failed), :data:`OUTER_FRAME` less for
+    each frame further out, down to :data:`OUTER_FRAME_FLOOR`."""
+    return {d: max(OUTER_FRAME_FLOOR, 1.0 - OUTER_FRAME * n) for n, d in enumerate(sorted(landed))}
+
+
 _DEFAULT_STEMS = frozenset(stems("default defaults DEFAULT"))
 #: Lines that say next to nothing alone: a parameter stored under its own name
 #: (``self.app = app``), a bare decorator (``@t.overload``), ``pass``.
 _TRIVIAL = re.compile(
     r"^\s*((self|this)\.(?P<name>\w+)\s*=\s*(?P=name)\s*;?|@[\w.]+|pass|return;?|super\(\)\.__init__\(\))\s*$"
 )
-#: A docstring's section heading ("Args:", "Returns", ":Example:", "Parameters"): it
-#: says nothing by itself.
-_SECTION = re.compile(
-    r"^[\"'#*/ ]*:?(args|arguments|params|parameters|returns?|yields?|raises|examples?|"
-    r"notes?|see also|attributes|todo|usage|warning)::?\s*$",
-    re.I,
+#: The headings of a docstring's sections ("Args:", "Returns", "Parameters").
+DOC_SECTIONS = (
+    r"args|arguments|params|parameters|returns?|yields?|raises|examples?|notes?|attributes"
 )
+#: A docstring's section heading (and "See also", "Todo", ":Example:"...): it says
+#: nothing by itself.
+_SECTION = re.compile(rf"^[\"'#*/ ]*:?({DOC_SECTIONS}|see also|todo|usage|warning)::?\s*$", re.I)
 #: A number with its unit in a line comment (``# 14 days``, ``// 32 MB``).
 _COMMENT_QUANTITY = re.compile(
     r"(#|//).*?(?<![\w.])\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|minutes?|mins?|hours?|h|"

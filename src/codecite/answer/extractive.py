@@ -142,9 +142,9 @@ class ExtractiveAnswerer:
         shape: Shape,
         hits: Sequence[Hit],
         evidence: Sequence[Evidence],
-        named: Sequence[str] = (),
+        written: Sequence[str] = (),
     ) -> Extract:
-        """The extractive answer (``named``: the qualified names the question writes,
+        """The extractive answer (``written``: the qualified names the question writes,
         ``Context.invoke``: an impact question is about the one it names)."""
         out = Extract("")
         facts: list[str] = []
@@ -156,7 +156,7 @@ class ExtractiveAnswerer:
                     h.chunk
                     for h in hits
                     if "." in h.chunk.qualname
-                    and h.chunk.qualname in named
+                    and h.chunk.qualname in written
                     and h.chunk.kind in DEFINITION_KINDS
                     and not is_test_path(h.chunk.path)
                 ),

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from .citations import cite
-from .evidence import Evidence, sentence_spans
+from .evidence import DOC_SECTIONS, Evidence, sentence_spans
 from .shape import Shape
 from .terms import stems
 
@@ -112,11 +112,7 @@ YES_COVERAGE = 0.5
 
 #: Where a doc comment's first paragraph ends: a blank line, or a section heading
 #: ("Args:", "Returns", "Parameters") on a line of its own.
-_PARAGRAPH_END = re.compile(
-    r"\n\s*\n|\n\s*:?(args|arguments|params|parameters|returns?|yields?|raises|examples?|"
-    r"notes?|attributes)::?\s*(\n|$)",
-    re.I,
-)
+_PARAGRAPH_END = re.compile(rf"\n\s*\n|\n\s*:?({DOC_SECTIONS})::?\s*(\n|$)", re.I)
 
 
 def first_sentence(text: str, limit: int = 240) -> str:

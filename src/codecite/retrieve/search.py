@@ -256,7 +256,8 @@ class Searcher:
         whatever its title says ("breaks", "why"); code only; each part searched for
         what it is good at, within the time box of a long question."""
         deadline = Deadline(self.config.search.long_query_seconds)
-        info = replace(analyse(query, _title(question)), intent="locate", long=True)
+        title = _title(question)
+        info = replace(analyse(query, title), intent="locate", long=True)
         filters = code_only(info, filters)
         lists: dict[str, list[str]] = {}
         if keyword:
@@ -280,7 +281,7 @@ class Searcher:
         # the static tier embeds the title: its token-sum model learnt from one-sentence
         # queries, and a whole report's sum is its common words (bug reports, keyword +
         # static: Acc@5 59.6 -> 60.1, chunk hit@5 70.9 -> 71.7)
-        return _Plan(info, filters, lists, text, part_weights(self.config), _title(question))
+        return _Plan(info, filters, lists, text, part_weights(self.config), title)
 
     def _keyword(self, info: QueryInfo, filters: Filters | None) -> list[str]:
         n = self.config.search.candidates
