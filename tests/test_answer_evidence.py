@@ -654,3 +654,17 @@ def test_an_impact_question_is_about_the_definition_it_names(
     question = "What would break if I changed how Context.invoke calls a callback?"
     answer = ask_in(tmp_path_factory, files, question)
     assert answer.answer.startswith("Changing `Context.invoke` affects 1 caller: `Command.run`")
+
+
+def test_a_polar_question_of_another_shape_is_read_as_yes_or_no(index: codecite.Index) -> None:
+    # a quantity asked as yes/no: "visitor" and "upload" are in the code, never together
+    asked = "Is there a limit on how many uploads a visitor can make per day?"
+    assert question_shape(asked).kind == "quantity" and question_shape(asked).polar
+    answer = index.ask(asked, "extractive")
+    assert answer.signals["phrases"] == 0 and answer.insufficient
+    held = index.ask("Is there a limit on how many files one form upload can hold?", "extractive")
+    assert held.signals["phrases"] is not None and held.signals["phrases"] > 0
+    assert not held.insufficient and held.citations[0].path == "webapp/uploads.py"
+    # whether tests exist is not a capability: its phrases are not checked
+    tested = index.ask("Is there a test for too many files in one form?", "extractive")
+    assert tested.shape == "tests" and tested.signals["phrases"] is None

@@ -12,10 +12,12 @@ Signals, all from the question, the index and the evidence (no model needed):
 - ``evidence``: the share held by the best evidence line and its symbol;
 - ``similarity``: the best cosine similarity of a retrieved chunk (model vectors; not
   measured while they are missing, and then not used);
-- ``phrases``: for a yes/no question, the share of its subject's adjacent term pairs
-  ("rate limiting", "Google account") that some retrieved chunk holds both of, and
-  ``best_chunk``: the largest share of its subject terms one retrieved chunk holds. A
-  capability no retrieved code names even in part is not shown by the code.
+- ``phrases``: for a question asking yes or no (a yes/no question, or a quantity or
+  what-happens one phrased as one: "Is there a per-IP rate limit?"), the share of its
+  subject's adjacent term pairs ("rate limiting", "Google account") that some
+  retrieved chunk holds both of, and ``best_chunk``: the largest share of its subject
+  terms one retrieved chunk holds. A capability no retrieved code names even in part is
+  not shown by the code.
 
 Declined when not literal and the question is about something the index lacks
 (``absent`` ≥ ``abstain_max_absent``), when its retrieved context covers too
@@ -142,8 +144,16 @@ def signals(
         weights.share(found, without=missing),
         tuple(t for t in missing if not names[t]),
         question.long,
-        *(_phrases(shape, hits) if shape.kind == "yesno" else (None, 1.0)),
+        *(_phrases(shape, hits) if _asks_yes_or_no(shape) else (None, 1.0)),
     )
+
+
+def _asks_yes_or_no(shape: Shape) -> bool:
+    """Whether the question asks yes or no about a capability: a yes/no question, or
+    one of another shape phrased as one ("Is there a built-in per-IP rate limit?",
+    "Do we collect usage analytics ...?"), but not one asking whether tests exist
+    (its subject is the test's whole case, rarely held by one chunk)."""
+    return shape.kind == "yesno" or (shape.polar and shape.kind != "tests")
 
 
 def _phrases(shape: Shape, hits: Sequence[Hit]) -> tuple[float | None, float]:
