@@ -668,3 +668,45 @@ def test_a_polar_question_of_another_shape_is_read_as_yes_or_no(index: codecite.
     # whether tests exist is not a capability: its phrases are not checked
     tested = index.ask("Is there a test for too many files in one form?", "extractive")
     assert tested.shape == "tests" and tested.signals["phrases"] is None
+
+
+SERVER = {
+    "server/config.py": (
+        '"""Server settings."""\n\n\n'
+        "class Settings:\n"
+        '    """What an operator can set."""\n\n'
+        "    #: Seconds a request may run before its worker is killed and restarted.\n"
+        "    timeout = 30\n"
+        "    #: Worker processes to start.\n"
+        "    workers = 1\n"
+    ),
+    "server/handler.py": (
+        "def handle_request(request, server):\n"
+        '    """Run the application for one request and send what it returns."""\n'
+        "    response = server.application(request)\n"
+        "    server.send(response)\n"
+        "    return response\n\n\n"
+        "def handle_worker_exit(server, worker):\n"
+        '    """Log that a worker handling requests exited."""\n'
+        '    server.log("worker %s exited", worker)\n'
+    ),
+}
+
+
+def test_the_code_words_for_the_askers_own_are_searched_and_cited(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    from codecite.retrieve.concepts import concept_terms
+
+    asked = "How long can one request take before the server gives up on the worker?"
+    assert concept_terms(asked) == ("timeout", "timeouts")
+    assert concept_terms("What breaks if I changed the handler?") == ()  # no "hang" in it
+    repo = make_git_repo(tmp_path_factory.mktemp("concepts") / "app", SERVER)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        found = idx.search(asked, k=3)
+        assert any("concepts" in h.why for h in found.hits)
+        answer = idx.ask(asked, "extractive")
+    assert not answer.insufficient
+    assert answer.citations[0].path == "server/config.py"
+    assert "timeout = 30" in answer.lead

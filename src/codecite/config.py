@@ -148,6 +148,11 @@ class SearchConfig:
     #: Weights used instead for natural-language questions with no identifier.
     prose_keyword_weight: float = 1.0
     prose_vector_weight: float = 1.0
+    #: The weight (times the keyword weight) of a short question's second keyword list,
+    #: its words plus the code's words for what it describes (retrieve/concepts.py;
+    #: 0: off). Answer benchmark, concept_evidence_weight 1.0: 0 / 0.5 / 1.0 / 2.0
+    #: gave evidence@3 0.658 / 0.674 / 0.695 / 0.689.
+    concept_weight: float = 1.0
     #: The static tier's list (issue 15) weighs the vector weight times this while
     #: model vectors are missing, and times ``static_weight_full`` once all exist. With
     #: the trained code model (issue 24) the static list helps the full pipeline's
@@ -265,6 +270,11 @@ class AnswerConfig:
     answer_chunks: int = 16
     #: Supporting blocks of an extractive answer (after its lead sentence).
     answer_max_blocks: int = 5
+    #: How much a code word for the question's own ("gives up" ~ ``timeout``,
+    #: retrieve/concepts.py) weighs in an evidence line, times the weight it would
+    #: have as a word of the question. Answer benchmark: 0.25 / 0.5 / 1.0 gave
+    #: evidence@3 0.684 / 0.689 / 0.695, lead hit 0.537 / 0.547 / 0.547.
+    concept_evidence_weight: float = 1.0
     #: Files read for the answer to a long question (a bug report): the same file
     #: ranking as ``search --files``, their best chunks in that order.
     answer_files: int = 5

@@ -27,6 +27,7 @@ from ..embed.static import static_embedder
 from ..errors import ConfigError, EmbeddingError
 from ..filetext import display_text
 from ..retrieve import Searcher
+from ..retrieve.concepts import concept_terms
 from ..retrieve.intent import analyse
 from ..retrieve.pack import pack
 from ..retrieve.question import Question, read_question
@@ -176,8 +177,17 @@ class Answerer:
         lines = _LineCache(self._disk_lines if self.root is not None else None)
         stats = self.searcher.term_stats
         weights = TermWeights(shape.subject, stats.df, stats.documents, self.context.in_code)
+        # the evidence looks for the code's words for the question's too ("gives up" ~
+        # ``timeout``); whether to answer is judged on the question's own words
+        concepts = () if read.long else concept_terms(question)
+        sought = weights
+        if concepts:
+            sought = TermWeights(
+                shape.subject, stats.df, stats.documents, self.context.in_code,
+                concepts, self.config.answer.concept_evidence_weight,
+            )  # fmt: skip
         finder = EvidenceFinder(
-            shape, read, weights, self.config, lines, tested, line_embedder(self.config)
+            shape, read, sought, self.config, lines, tested, line_embedder(self.config)
         )
         evidence = finder.find(hits)
         if result.files:  # a long question: search --files' first file leads

@@ -84,12 +84,21 @@ class TermWeights:
         df: Callable[[str], int],
         documents: int,
         in_code: Callable[[Sequence[str]], bool] | None = None,
+        extra: Iterable[str] = (),
+        extra_weight: float = 1.0,
     ) -> None:
         """``in_code(spellings)``: whether a code chunk holds one of the spellings (only
-        asked for terms rare enough that the answer is not obvious)."""
+        asked for terms rare enough that the answer is not obvious); ``extra``: terms
+        the question does not write but looks for (the code's words for its own,
+        :mod:`codecite.retrieve.concepts`), each weighing ``extra_weight`` times as
+        much as it would."""
         self.documents = max(documents, 1)
-        self.df = {t: max(df(v) for v in variants(t)) for t in dict.fromkeys(terms)}
+        terms = list(dict.fromkeys(terms))
+        added = [t for t in dict.fromkeys(extra) if t not in terms]
+        self.df = {t: max(df(v) for v in variants(t)) for t in [*terms, *added]}
         self.weights = {t: self._idf(n) * _specificity(t) for t, n in self.df.items()}
+        for t in added:
+            self.weights[t] *= extra_weight
         self.present = {
             t: n > 0 and (in_code is None or n > CODE_CHECK_DF or in_code(variants(t)))
             for t, n in self.df.items()

@@ -25,6 +25,7 @@ from ..embed.base import Embedder
 from ..errors import ConfigError
 from ..scrub import scrub_text
 from ..store.protocols import TIERS, NearestVectors, ReadStore, Tier
+from .concepts import concept_terms
 from .expand import expand as graph_expand
 from .files import add_file_evidence, diversify, rank_files
 from .fusion import ranks, rrf
@@ -244,10 +245,24 @@ class Searcher:
         self, query: str, question: Question, filters: Filters | None, keyword: bool
     ) -> _Plan:
         """A short question: its identifiers looked up exactly, its words by BM25; the
-        weights follow how much of it is identifiers."""
+        weights follow how much of it is identifiers. A question in the user's words
+        ("before the server gives up") is searched again with the code's words for
+        them added (``timeout``, :mod:`.concepts`)."""
         info = analyse(query)
         lists = {"keyword": self._keyword(info, filters)} if keyword else {}
-        return _Plan(info, filters, lists, query, self._weights(info))
+        weights = self._weights(info)
+        concepts = concept_terms(query)
+        if keyword and concepts and self.config.search.concept_weight > 0:
+            lists["concepts"] = keyword_search(
+                self.store,
+                f"{info.text} {' '.join(concepts)}",
+                self.config,
+                filters,
+                self.config.search.candidates,
+                self.term_stats,
+            )
+            weights["concepts"] = weights["keyword"] * self.config.search.concept_weight
+        return _Plan(info, filters, lists, query, weights)
 
     def _report_lists(
         self, query: str, question: Question, filters: Filters | None, keyword: bool
