@@ -43,7 +43,6 @@ from codecite.answer.answerer import _LineCache, line_embedder  # noqa: E402
 from codecite.answer.evidence import MERGE_GAP, PER_CHUNK, Evidence, EvidenceFinder  # noqa: E402
 from codecite.answer.extractive import _block_of  # noqa: E402
 from codecite.answer.shape import question_shape  # noqa: E402
-from codecite.answer.terms import TermWeights  # noqa: E402
 from codecite.retrieve.question import read_question  # noqa: E402
 
 STEPS = 600
@@ -77,10 +76,9 @@ def candidates(idx: codecite.Index, q: Question) -> Item | None:
     shape = question_shape(q.question, read)
     context = answerer.context.build(q.question, read, shape, None)
     lines = _LineCache(answerer._disk_lines)
-    stats = answerer.searcher.term_stats
-    weights = TermWeights(shape.subject, stats.df, stats.documents, answerer.context.in_code)
+    _, sought = answerer.term_weights(q.question, read, shape)
     finder = EvidenceFinder(
-        shape, read, weights, answerer.config, lines, context.tested,
+        shape, read, sought, answerer.config, lines, context.tested,
         line_embedder(answerer.config),
     )  # fmt: skip
     top = max((h.score for h in context.hits), default=0.0)

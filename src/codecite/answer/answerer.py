@@ -175,17 +175,7 @@ class Answerer:
         top = self.searcher.fill_similarity(question, hits[:SIMILARITY_HITS])
         hits[:SIMILARITY_HITS] = top
         lines = _LineCache(self._disk_lines if self.root is not None else None)
-        stats = self.searcher.term_stats
-        weights = TermWeights(shape.subject, stats.df, stats.documents, self.context.in_code)
-        # the evidence looks for the code's words for the question's too ("gives up" ~
-        # ``timeout``); whether to answer is judged on the question's own words
-        concepts = () if read.long else concept_terms(question)
-        sought = weights
-        if concepts:
-            sought = TermWeights(
-                shape.subject, stats.df, stats.documents, self.context.in_code,
-                concepts, self.config.answer.concept_evidence_weight,
-            )  # fmt: skip
+        weights, sought = self.term_weights(question, read, shape)
         finder = EvidenceFinder(
             shape, read, sought, self.config, lines, tested, line_embedder(self.config)
         )
@@ -229,6 +219,23 @@ class Answerer:
             )
             draft.messages = build_messages(question, answer.sources, info.intent, evidence, shape)
         return draft
+
+    def term_weights(
+        self, question: str, read: Question, shape: Shape
+    ) -> tuple[TermWeights, TermWeights]:
+        """The weights of the question's subject terms (whether to answer is judged on
+        them), and those the evidence looks for: the same plus the code's words for the
+        question's own ("gives up" ~ ``timeout``, :mod:`codecite.retrieve.concepts`)."""
+        stats = self.searcher.term_stats
+        weights = TermWeights(shape.subject, stats.df, stats.documents, self.context.in_code)
+        concepts = () if read.long else concept_terms(question)
+        if not concepts:
+            return weights, weights
+        sought = TermWeights(
+            shape.subject, stats.df, stats.documents, self.context.in_code,
+            concepts, self.config.answer.concept_evidence_weight,
+        )  # fmt: skip
+        return weights, sought
 
     def generate(
         self, draft: Draft, llm: LLM, on_token: Callable[[str], None] | None = None
