@@ -34,6 +34,11 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
      r"blows? up|throws?|panics?)", "panic recover exception 500"),
     (r"\b(restart\w*|reload\w*|without downtime|zero.downtime|graceful\w*)\b",
      "reload graceful restart"),
+    (r"time limits?|deadlines?|(run|runs|running|take|takes) .{0,30}before (it|it's|they|"
+     r"they're|its|it is) (stopped|killed|cancell?ed|aborted)", "timeout"),
+    (r"(own|separate|child|new|forked) process(es)?|forks?|forked", "fork spawn process"),
+    (r"(off|blocks?|blocking) the event loop|non-async|not async|synchronous|sync "
+     r"(functions?|endpoints?|views?|handlers?)", "threadpool thread executor"),
     # sizes and limits
     (r"\b(compress\w*|bandwidth|smaller (responses|payloads?))\b", "gzip deflate compress"),
     (r"\b(huge|very large|too (big|large)|big (files?|uploads?|bodies|body|requests?))\b",
@@ -42,6 +47,8 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
     (r"\b(in memory|spills?|temporary files?|to disk|on disk)\b",
      "memory spool tempfile max"),
     (r"\blongest\b|\btoo long\b|\blength of\b", "max length limit"),
+    (r"(longest|long|length of|size of)( an?| the)? (urls?|uris?|links?|request lines?)",
+     "request line uri limit"),
     # HTTP behaviour
     (r"(page|url|path|route|link)s? .{0,30}(does ?n.t|do ?n.t|not|never) (exist|have|match|"
      r"found)|(no|missing|unknown) (page|route|url)|not found|broken links?", "404 notfound"),
