@@ -710,3 +710,39 @@ def test_the_code_words_for_the_askers_own_are_searched_and_cited(
     assert not answer.insufficient
     assert answer.citations[0].path == "server/config.py"
     assert "timeout = 30" in answer.lead
+
+
+GZIP = {
+    "web/gzip.py": (
+        '"""Response compression."""\n\n\n'
+        "class GZipMiddleware:\n"
+        '    """Gzip the body of each response the client accepts it for."""\n\n'
+        "    def __init__(self, app, minimum_size: int = 500) -> None:\n"
+        "        self.app = app\n"
+        "        self.minimum_size = minimum_size\n\n"
+        "    def wrap(self, body: bytes) -> bytes:\n"
+        '        """Gzip bodies of at least ``minimum_size`` bytes; send others as they are."""\n'
+        "        if len(body) < self.minimum_size:\n"
+        "            return body\n"
+        "        return gzip_bytes(body)\n"
+    ),
+    "web/shells.py": (
+        "def completion_script(shell: str) -> str:\n"
+        '    """The tab completion script of a shell: bash or zsh."""\n'
+        '    return {"bash": "complete -F _app app", "zsh": "compdef _app app"}[shell]\n'
+    ),
+}
+
+
+def test_the_askers_words_for_a_concept_count_where_the_codes_words_are(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    repo = make_git_repo(tmp_path_factory.mktemp("gzip") / "app", GZIP)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        # "bandwidth" is in no code; what it describes (compression) is: gzip
+        saved = idx.ask("Do we compress responses to save bandwidth?", "extractive")
+        named = idx.ask("Does tab completion work for PowerShell users?", "extractive")
+    assert not saved.insufficient and saved.citations[0].path == "web/gzip.py"
+    # a name is not its kind: "PowerShell" is not found in bash's and zsh's code
+    assert named.insufficient and "powershell" in named.signals["missing_names"]

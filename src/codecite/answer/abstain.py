@@ -19,6 +19,11 @@ Signals, all from the question, the index and the evidence (no model needed):
   terms one retrieved chunk holds. A capability no retrieved code names even in part is
   not shown by the code.
 
+A word of the question that describes a concept the code has its own words for
+("bandwidth", "compress" ~ ``gzip``; :mod:`codecite.retrieve.concepts`) counts as found
+where one of those words is, and as absent only when none is in the code; a name
+("PowerShell") never stands for its kind.
+
 Declined when not literal and the question is about something the index lacks
 (``absent`` ≥ ``abstain_max_absent``), when its retrieved context covers too
 little of it (``context`` < ``abstain_min_coverage`` and ``similarity`` <
@@ -41,11 +46,12 @@ Confidence levels (``Answer.confidence``):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
 from ..config import Config
+from ..retrieve.concepts import concept_matches
 from ..retrieve.intent import QueryInfo, symbol_candidates
 from ..retrieve.question import Question
 from ..retrieve.types import Hit
@@ -108,7 +114,11 @@ def signals(
     hits: Sequence[Hit],
     evidence: Sequence[Evidence],
     shape: Shape,
+    described: Mapping[str, frozenset[str]] | None = None,
 ) -> Signals:
+    """The signals (see the module); ``described``: the question's terms that describe
+    a concept the code has words for (:func:`described_terms`), each found where one of
+    those words is ("bandwidth" where ``gzip`` is), and never absent."""
     read = [h.chunk for h in hits[:CONTEXT_HITS]] + [e.chunk for e in evidence[:CONTEXT_HITS]]
     text = " ".join(
         f"{c.path} {c.qualname} {c.docstring} {c.content}" for c in {c.id: c for c in read}.values()
@@ -132,11 +142,17 @@ def signals(
     # A pasted report names the reporter's own code (their modules, their functions):
     # only a short question's names must be in the indexed code.
     names = {} if question.long else specific_terms(question.text)
-    missing = tuple(t for t in weights.absent if t in names)
-    found = stems(text)
+    # a name ("PowerShell") is what it is: the code's words for its kind do not stand in
+    stand_in = {t: words for t, words in (described or {}).items() if not names.get(t)}
+
+    def read_as(found: frozenset[str]) -> frozenset[str]:
+        return found | {stem(t) for t, words in stand_in.items() if words & found}
+
+    missing = tuple(t for t in weights.absent if t in names and t not in stand_in)
+    found = read_as(stems(text))
     return Signals(
         literal,
-        weights.absent_share(),
+        weights.absent_share(without=stand_in),
         weights.share(found),
         max((e.coverage for e in evidence[:1]), default=0.0),
         similarity,
@@ -144,8 +160,25 @@ def signals(
         weights.share(found, without=missing),
         tuple(t for t in missing if not names[t]),
         question.long,
-        *(_phrases(shape, hits) if _asks_yes_or_no(shape) else (None, 1.0)),
+        *(_phrases(shape, hits, read_as) if _asks_yes_or_no(shape) else (None, 1.0)),
     )
+
+
+def described_terms(
+    text: str, weights: TermWeights, sought: TermWeights
+) -> dict[str, frozenset[str]]:
+    """The question's terms (of ``weights``) that describe a concept the code has words
+    for (:func:`~codecite.retrieve.concepts.concept_matches`, the words found in the
+    code by ``sought``): term → the stems of those words."""
+    out: dict[str, frozenset[str]] = {}
+    for said, words in concept_matches(text):
+        present = frozenset(stem(w) for w in words if sought.present.get(w, False))
+        if not present:
+            continue
+        for term in said:
+            if term in weights.df:
+                out[term] = out.get(term, frozenset()) | present
+    return out
 
 
 def _asks_yes_or_no(shape: Shape) -> bool:
@@ -156,16 +189,19 @@ def _asks_yes_or_no(shape: Shape) -> bool:
     return shape.kind == "yesno" or (shape.polar and shape.kind != "tests")
 
 
-def _phrases(shape: Shape, hits: Sequence[Hit]) -> tuple[float | None, float]:
+def _phrases(
+    shape: Shape, hits: Sequence[Hit], read_as: Callable[[frozenset[str]], frozenset[str]]
+) -> tuple[float | None, float]:
     """(the share of the subject's adjacent term pairs one retrieved chunk holds both
     of, the largest share of the subject's terms one chunk holds), each chunk read as
-    its path, name, doc comment and code, by stems."""
+    its path, name, doc comment and code, by stems (``read_as``: with the terms its
+    words stand for)."""
     terms = list(dict.fromkeys(stem(t) for t in shape.subject))
     pairs = {(a, b) for a, b in pairwise(terms)}
     if not pairs:
         return None, 1.0
     texts = [
-        stems(f"{h.chunk.path} {h.chunk.qualname} {h.chunk.docstring} {h.chunk.content}")
+        read_as(stems(f"{h.chunk.path} {h.chunk.qualname} {h.chunk.docstring} {h.chunk.content}"))
         for h in hits
     ]
     held = sum(1 for a, b in pairs if any(a in t and b in t for t in texts))

@@ -34,7 +34,7 @@ from ..retrieve.question import Question, read_question
 from ..retrieve.search import append_query_log
 from ..retrieve.types import Filters, Hit, SearchResult, mark_stale
 from ..types import LINE_EXACT_KINDS
-from .abstain import declines, level, signals
+from .abstain import declines, described_terms, level, signals
 from .citations import Block, Citation, check_citations, citation_flags
 from .context import ContextBuilder
 from .evidence import Embed, Evidence, EvidenceFinder
@@ -183,7 +183,8 @@ class Answerer:
         if result.files:  # a long question: search --files' first file leads
             evidence = _file_first(evidence, result, finder, hits, _trace_first(read))
         evidence = finder.with_handler(evidence, hits)
-        sig = signals(read, info, weights, hits, evidence, shape)
+        described = {} if read.long else described_terms(question, weights, sought)
+        sig = signals(read, info, weights, hits, evidence, shape, described)
         declined = not hits or declines(sig, self.config)
         answer = Answer(
             question,

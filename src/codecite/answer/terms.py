@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import lru_cache
 from importlib import resources
 
@@ -132,10 +132,12 @@ class TermWeights:
         """The question's terms that no code of the index holds."""
         return [t for t, here in self.present.items() if not here]
 
-    def absent_share(self) -> float:
-        """The share of the question's weight carried by terms no indexed code has."""
+    def absent_share(self, without: Collection[str] = ()) -> float:
+        """The share of the question's weight carried by terms no indexed code has (but
+        the terms ``without``)."""
         total = sum(self.weights.values())
-        return sum(self.weights[t] for t in self.absent) / total if total else 0.0
+        gone = sum(self.weights[t] for t in self.absent if t not in without)
+        return gone / total if total else 0.0
 
 
 #: The tokenizer's vocabulary is ordered by frequency in English: a word among its

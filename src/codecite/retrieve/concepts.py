@@ -2,7 +2,9 @@
 product manager asks how long a request may take "before the server gives up"; the
 code says ``timeout``. A short question whose words match one of :data:`CONCEPTS` is
 searched a second time with the code's words added (a list of its own in the fusion,
-:mod:`.search`), and its answer's evidence looks for those words in lines too.
+:mod:`.search`), its answer's evidence looks for those words in lines too, and
+whether to answer reads the question's words as found where the code's words are
+(:mod:`codecite.answer.abstain`).
 
 The table is general software vocabulary, by transparent rules (no model): HTTP and
 web serving, command-line tools, background jobs, sessions and authentication. It
@@ -95,7 +97,6 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
      r"jobs?\b", "depends dependency dependencies deferred"),
     (r"\b(schedul\w*|later|at a (given|set|certain) time|delay(ed)?)\b",
      "schedule scheduled enqueue at"),
-    (r"\b(priority|priorities|urgent|first in line|jump the queue)\b", "priority front"),
 )
 # fmt: on
 
@@ -107,12 +108,21 @@ def _compiled() -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
     )
 
 
+def concept_matches(text: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Each concept ``text`` describes: (the words of ``text`` that describe it, in
+    lower case, and the code's words for it), in the table's order."""
+    out = []
+    for pattern, words in _compiled():
+        for m in pattern.finditer(text):
+            out.append((tuple(w.lower() for w in re.findall(r"\w+", m.group(0))), words))
+    return out
+
+
 def concept_terms(text: str) -> tuple[str, ...]:
     """The code's words for what ``text`` describes (empty: none of the table's
     concepts), each once, in the table's order, less words ``text`` already holds."""
     have = {w.lower() for w in re.findall(r"\w+", text)}
     out: dict[str, None] = {}
-    for pattern, words in _compiled():
-        if pattern.search(text):
-            out.update((w, None) for w in words if w not in have)
+    for _, words in concept_matches(text):
+        out.update((w, None) for w in words if w not in have)
     return tuple(out)
