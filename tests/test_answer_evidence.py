@@ -746,3 +746,46 @@ def test_the_askers_words_for_a_concept_count_where_the_codes_words_are(
     assert not saved.insufficient and saved.citations[0].path == "web/gzip.py"
     # a name is not its kind: "PowerShell" is not found in bash's and zsh's code
     assert named.insufficient and "powershell" in named.signals["missing_names"]
+
+
+CORS = {
+    "web/sessions.py": (
+        "class SessionMiddleware:\n"
+        '    """Signed cookie sessions of an app."""\n\n'
+        "    def __init__(self, app, secret: str, max_age: int = 14 * 24 * 60 * 60) -> None:\n"
+        "        self.app = app\n"
+        "        self.secret = secret\n"
+        "        self.max_age = max_age  # seconds a session cookie lasts\n"
+    ),
+    "web/cors.py": (
+        "class CORSMiddleware:\n"
+        '    """Cross-origin resource sharing for browsers."""\n\n'
+        "    def __init__(self, app, allow_origins: list[str], max_age: int = 600) -> None:\n"
+        "        self.app = app\n"
+        "        self.allow_origins = allow_origins\n"
+        '        self.preflight_headers = {"Access-Control-Max-Age": str(max_age)}\n'
+    ),
+}
+
+
+def test_the_settings_bridge_adds_only_code_about_the_question(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codecite.answer import context
+
+    asked = "How long will browsers remember the cross-origin permission check of our app?"
+    repo = make_git_repo(tmp_path_factory.mktemp("cors") / "app", CORS)
+    with codecite.open_index(repo) as idx:
+        idx.update(embed=False)
+        builder, store = idx.answerer.context, idx.answerer.searcher.store
+
+        def bridged() -> set[str]:
+            found = builder._settings(asked, question_shape(asked), None)
+            return {c.qualname for c in store.get_chunks(found).values()}
+
+        # the session's max_age holds the unit's words ("age", seconds), not the question
+        assert bridged() == {"CORSMiddleware.__init__", "CORSMiddleware"}
+        answer = idx.ask(asked, "extractive")
+        assert answer.citations[0].path == "web/cors.py", answer.answer
+        monkeypatch.setattr(context, "SETTINGS_MIN_SHARE", 0.0)
+        assert "SessionMiddleware.__init__" in bridged()
