@@ -87,6 +87,8 @@ def index(tmp_path_factory: pytest.TempPathFactory):
         ("How long does a login session stay valid?", "quantity", False),
         ("Is there a limit on how many files one form can upload?", "quantity", True),
         ("Does it support gzip compression of responses?", "yesno", True),
+        ("Do we collect usage analytics every time someone runs a command?", "yesno", True),
+        ("Where are the usages of Context.invoke?", "impact", False),
         ("What happens when someone uploads too many files?", "what-happens", False),
         ("Where is the session cookie written?", "where", False),
         ("How does the upload parser split a form?", "how", False),

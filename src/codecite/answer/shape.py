@@ -45,7 +45,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(breaks?|(be|is|are|gets?) broken|impact\w*|affect\w*|"
             r"if (i|we) (change|modify|remove|rename|delete|refactor)|who (uses|calls)|"
-            r"callers?|called (by|from)|used by(?! default)|usages?|"
+            r"callers?|called (by|from)|used by(?! default)|usages|usage of|"
             r"depends? on|dependents?|ripple)\b",
             re.I,
         ),

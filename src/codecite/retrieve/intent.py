@@ -21,7 +21,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "impact",
         re.compile(
             r"\b(breaks?|broken|impact\w*|affect\w*|if i (change|modify|remove|rename|delete)|"
-            r"who (uses|calls)|callers?|called by|used by|usages?|depends? on|dependents?|"
+            r"who (uses|calls)|callers?|called by|used by|usages|usage of|depends? on|dependents?|"
             r"ripple|consequences?|what happens if)\b",
             re.I,
         ),
