@@ -791,3 +791,20 @@ def test_the_settings_bridge_adds_only_code_about_the_question(
         assert answer.citations[0].path == "web/cors.py", answer.answer
         monkeypatch.setattr(context, "SETTINGS_MIN_SHARE", 0.0)
         assert "SessionMiddleware.__init__" in bridged()
+
+
+def test_a_hedged_yes_or_no_says_what_the_closest_code_is_for() -> None:
+    from codecite.answer.evidence import Evidence
+    from codecite.answer.lead import lead_sentence
+    from codecite.types import Chunk
+
+    chunk = Chunk(
+        "c1", "r", "src/termui.py", "python", "function", "confirm", "confirm", 190, 248,
+        "", "", "h", docstring="Prompts for confirmation (yes/no question).\n\nMore text.",
+    )  # fmt: skip
+    ev = Evidence("src/termui.py", 237, 237, ("    rv = True",), 237, "value", 1.0, chunk, 0, 0.2)
+    lead = lead_sentence(question_shape("Will a yes/no setting accept 'on' or 'off'?"), [ev])
+    assert lead == (
+        "The closest code is `confirm` (src/termui.py:237): Prompts for confirmation "
+        "(yes/no question); `rv = True`."
+    )

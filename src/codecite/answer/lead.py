@@ -97,7 +97,11 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
     if shape.kind == "yesno" or shape.polar:
         if best.coverage >= YES_COVERAGE:
             return f"Yes — {symbol} ({where}): {_what(best)}."
-        return f"The closest code is {symbol} ({where}): {_what(best)}."
+        said = _what(best)
+        doc = best.chunk.docstring.strip()
+        if said.startswith("`") and doc:  # a line of code: what its symbol is for, first
+            said = f"{first_sentence(doc).rstrip('.')}; {said}"
+        return f"The closest code is {symbol} ({where}): {said}."
     if shape.kind == "where":
         return f"In {symbol} ({where}): {_what(best)}."
     if shape.kind == "who":  # the check as written, or the sentence that states it
