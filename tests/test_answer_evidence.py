@@ -808,3 +808,11 @@ def test_a_hedged_yes_or_no_says_what_the_closest_code_is_for() -> None:
         "The closest code is `confirm` (src/termui.py:237): Prompts for confirmation "
         "(yes/no question); `rv = True`."
     )
+
+
+def test_how_long_asks_for_a_duration_and_the_longest_for_a_size() -> None:
+    from codecite.answer.shape import unit_words
+
+    assert "seconds" in unit_words("How long does a login session stay valid?")
+    assert "bytes" not in unit_words("How long does a login session stay valid?")
+    assert "bytes" in unit_words("What is the longest URL a client may send?")

@@ -170,8 +170,9 @@ _UNIT_QUESTION = (
     ("duration", re.compile(r"\bhow (long|often|soon|frequently)|\b(timeout|expir\w*|"
                             r"seconds?|minutes?|hours?|days?|wait\w*|interval|ttl|lifetime)\b",
                             re.I)),
-    ("size", re.compile(r"\bhow (much|big|large)|\b(size|bytes?|memory|length|long(est)?|"
-                        r"large|big)\b", re.I)),
+    # "how long" asks for a duration; "long" alone ("too long", "the longest URL") a size
+    ("size", re.compile(r"\bhow (much|big|large)|\b(size|bytes?|memory|length|"
+                        r"(?<!how )long(est)?|large|big)\b", re.I)),
     ("count", re.compile(r"\bhow many|\b(limit|maximum|max|minimum|number of|count|cap)\b",
                          re.I)),
 )  # fmt: skip
