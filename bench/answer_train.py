@@ -74,9 +74,9 @@ def candidates(idx: codecite.Index, q: Question) -> Item | None:
     answerer = idx.answerer
     read = read_question(q.question)
     shape = question_shape(q.question, read)
-    context = answerer.context.build(q.question, read, shape, None)
-    lines = _LineCache(answerer._disk_lines)
     _, sought = answerer.term_weights(q.question, read, shape)
+    context = answerer.context.build(q.question, read, shape, None, sought)
+    lines = _LineCache(answerer._disk_lines)
     finder = EvidenceFinder(
         shape, read, sought, answerer.config, lines, context.tested,
         line_embedder(answerer.config),

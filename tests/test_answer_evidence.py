@@ -343,7 +343,8 @@ def test_a_quantity_question_is_bridged_to_where_its_default_is_set(
         idx.update(embed=False)
         question = "How long are a job's results kept after it finishes?"
         shape = question_shape(question)
-        ids = idx.answerer.context._settings(question, shape, None)
+        _, sought = idx.answerer.term_weights(question, read_question(question), shape)
+        ids = idx.answerer.context._settings(question, shape, None, sought)
         chunks = idx.answerer.searcher.store.get_chunks(ids)
         # code, not the documentation section in the asker's words
         paths = [chunks[i].path for i in ids]
@@ -782,7 +783,9 @@ def test_the_settings_bridge_adds_only_code_about_the_question(
         builder, store = idx.answerer.context, idx.answerer.searcher.store
 
         def bridged() -> set[str]:
-            found = builder._settings(asked, question_shape(asked), None)
+            shape = question_shape(asked)
+            _, sought = idx.answerer.term_weights(asked, read_question(asked), shape)
+            found = builder._settings(asked, shape, None, sought)
             return {c.qualname for c in store.get_chunks(found).values()}
 
         # the session's max_age holds the unit's words ("age", seconds), not the question

@@ -167,7 +167,8 @@ class Answerer:
         started = time.perf_counter()
         read = read_question(question)
         shape = question_shape(question, read)
-        context = self.context.build(question, read, shape, filters)
+        weights, sought = self.term_weights(question, read, shape)
+        context = self.context.build(question, read, shape, filters, sought)
         result, tested = context.result, context.tested
         info = result.info or analyse(question)
         hits = mark_stale(context.hits, list(stale))
@@ -175,7 +176,6 @@ class Answerer:
         top = self.searcher.fill_similarity(question, hits[:SIMILARITY_HITS])
         hits[:SIMILARITY_HITS] = top
         lines = _LineCache(self._disk_lines if self.root is not None else None)
-        weights, sought = self.term_weights(question, read, shape)
         finder = EvidenceFinder(
             shape, read, sought, self.config, lines, tested, line_embedder(self.config)
         )

@@ -29,7 +29,6 @@ from ..config import Config
 from ..filters import Filters
 from ..graph.testmap import is_test_path
 from ..retrieve import Searcher
-from ..retrieve.concepts import concept_terms
 from ..retrieve.question import Question, error_phrases
 from ..retrieve.types import Hit, SearchResult
 from ..types import Chunk
@@ -78,8 +77,16 @@ class ContextBuilder:
         self.searcher, self.config = searcher, config
 
     def build(
-        self, question: str, read: Question, shape: Shape, filters: Filters | None
+        self,
+        question: str,
+        read: Question,
+        shape: Shape,
+        filters: Filters | None,
+        sought: TermWeights,
     ) -> Context:
+        """The context of ``question``; ``sought``: the weights of the terms its evidence
+        looks for (:meth:`~codecite.answer.answerer.Answerer.term_weights`), which a
+        chunk of the settings bridge must hold a share of."""
         result = self.retrieve(question, read, filters)
         tested = tested_messages(result.hits[:BRIDGE_HITS])
         found: dict[str, list[str]] = {}
@@ -96,7 +103,7 @@ class ContextBuilder:
             if secondary_path(chunk.path) and not is_test_path(chunk.path):
                 found[chunk.id] = self._named_by(chunk, filters)
         settings = (
-            self._settings(question, shape, filters)
+            self._settings(question, shape, filters, sought)
             if shape.kind == "quantity" and not read.long
             else []
         )
@@ -128,10 +135,12 @@ class ContextBuilder:
             list(dict.fromkeys(phrases)), None, MESSAGE_LOOKUP, _BODY
         )
 
-    def _settings(self, question: str, shape: Shape, filters: Filters | None) -> list[str]:
+    def _settings(
+        self, question: str, shape: Shape, filters: Filters | None, sought: TermWeights
+    ) -> list[str]:
         """Code chunks (not tests, docs or examples) that best hold the question's
         subject with the words of its unit and "default" (see the module), and hold at
-        least :data:`SETTINGS_MIN_SHARE` of the subject."""
+        least :data:`SETTINGS_MIN_SHARE` of the weight ``sought``."""
         terms = [v for t in shape.subject for v in variants(t)]
         if not terms:
             return []
@@ -145,13 +154,9 @@ class ContextBuilder:
             list(dict.fromkeys(terms)), scope, SETTINGS_LOOKUP, _ALL
         )
         chunks = self.searcher.store.get_chunks(ids)
-        stats = self.searcher.term_stats
-        weights = TermWeights(
-            shape.subject, stats.df, stats.documents, extra=concept_terms(question)
-        )
 
         def held(chunk: Chunk) -> float:
-            return weights.share(stems(f"{chunk.qualname} {chunk.docstring} {chunk.content}"))
+            return sought.share(stems(f"{chunk.qualname} {chunk.docstring} {chunk.content}"))
 
         return [
             i

@@ -1,6 +1,6 @@
 """The words code uses for what a user describes in their own words (issue 20): a
 product manager asks how long a request may take "before the server gives up"; the
-code says ``timeout``. A short question whose words match one of :data:`CONCEPTS` is
+code says ``timeout``. A short question whose words match one of :data:`_CONCEPTS` is
 searched a second time with the code's words added (a list of its own in the fusion,
 :mod:`.search`), its answer's evidence looks for those words in lines too, and
 whether to answer reads the question's words as found where the code's words are
