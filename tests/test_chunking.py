@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 from pathlib import Path
 
@@ -311,6 +312,53 @@ def test_class_comes_before_its_methods() -> None:
     order = [c.qualname for c in chunks]
     assert order.index("InvoiceService") < order.index("InvoiceService.Status")
     assert order.index("InvoiceService.Status") < order.index("InvoiceService.Status.isFinal")
+
+
+def test_long_class_outline_is_cut_between_members() -> None:
+    fields = "".join(
+        f"    #: How many widgets of kind {i} a batch holds.\n    widgets_{i} = {i}\n\n"
+        for i in range(30)
+    )
+    methods = "".join(
+        f'    def step_{i}(self) -> int:\n        """Run step {i}."""\n'
+        f"        total = {i}\n        return total * 2\n\n"
+        for i in range(6)
+    )
+    text = f'class Settings:\n    """Every setting of a batch."""\n\n{fields}{methods}'
+    config = Config(max_chunk_lines=40, class_part_lines=25)
+    chunks = chunks_of("settings.py", text, config)
+    parts = [c for c in chunks if c.kind == "class"]
+    assert [c.part for c in parts] == list(range(1, len(parts) + 1)) and len(parts) >= 4
+    assert parts[0].start_line == 1 and parts[-1].end_line == len(text.rstrip().splitlines())
+    assert parts[0].content.startswith('class Settings:\n    """Every setting of a batch."""')
+    for before, after in itertools.pairwise(parts):
+        assert before.end_line < after.start_line  # each part over its own lines
+        label = f"# part {after.part} of {len(parts)} of:"
+        assert after.context.endswith(f"{label}\nclass Settings:")
+    assert all(c.qualname == "Settings" and c.content.count("\n") < 40 for c in parts)
+    holding = [c for c in parts if "widgets_17 = 17" in c.content]
+    assert len(holding) == 1 and "#: How many widgets of kind 17" in holding[0].content
+    lines = text.splitlines()
+    at = lines.index("    widgets_17 = 17") + 1
+    assert holding[0].start_line <= at <= holding[0].end_line
+    assert "total * 2" not in "".join(c.content for c in parts)  # bodies still elided
+    assert len([c for c in chunks if c.kind == "method"]) == 6
+    # the same class under the default limits is one outline
+    whole = [c for c in chunks_of("settings.py", text) if c.kind == "class"]
+    assert len(whole) == 1 and whole[0].part == 0
+
+
+def test_long_brace_class_parts_end_with_its_closing_brace() -> None:
+    members = "".join(f"    /** Limit {i}. */\n    public int limit{i} = {i};\n" for i in range(40))
+    text = f"public class Limits {{\n{members}}}\n"
+    parts = [
+        c
+        for c in chunks_of("Limits.java", text, Config(max_chunk_lines=30, class_part_lines=20))
+        if c.kind == "class"
+    ]
+    assert len(parts) >= 3
+    assert parts[0].content.startswith("public class Limits {")
+    assert parts[-1].content.rstrip().endswith("}") and parts[-1].end_line == 82
 
 
 # -- long functions -----------------------------------------------------------------------

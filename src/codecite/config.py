@@ -81,6 +81,10 @@ class IndexConfig:
     # --- chunking -------------------------------------------------------------
     #: A function longer than this many lines is split at statement boundaries.
     max_chunk_lines: int = 150
+    #: A class outline (skeleton) longer than ``max_chunk_lines`` is cut between
+    #: members into parts of about this many lines: a field of a long outline is then
+    #: found by its own words (a 900-line outline ranks for none of them).
+    class_part_lines: int = 60
     #: Text/config files up to this many lines are one ``file`` chunk.
     small_file_lines: int = 50
     #: Line windows for large text files and unknown languages.

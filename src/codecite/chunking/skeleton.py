@@ -20,11 +20,17 @@ Edit = tuple[int, int, str]
 
 
 def skeleton(
-    definition: Definition, spec: LanguageSpec, source: bytes, line_starts: list[int]
+    definition: Definition,
+    spec: LanguageSpec,
+    source: bytes,
+    line_starts: list[int],
+    rows: tuple[int, int] | None = None,
 ) -> str:
-    """The skeleton text of a class over its full line range."""
-    start = line_starts[definition.start_row]
-    end = _line_end(source, line_starts, definition.end_row)
+    """The skeleton text of a class over its full line range, or over ``rows`` (first,
+    last; 0-based, inclusive) of it: a part of a large class, cut between members."""
+    first_row, last_row = rows or (definition.start_row, definition.end_row)
+    start = line_starts[first_row]
+    end = _line_end(source, line_starts, last_row)
     edits: list[Edit] = []
     if definition.group_keyword:
         edits.append(

@@ -7,7 +7,10 @@
   alone). Longer than ``max_chunk_lines``: cut at the body's top-level
   statements into parts 1..n (part 1 holds the header; each part's context
   repeats the signature).
-- ``class``: the skeleton (:mod:`.skeleton`) over the class's whole line range.
+- ``class``: the skeleton (:mod:`.skeleton`) over the class's whole line range; a
+  skeleton longer than ``max_chunk_lines`` is cut between members into parts 1..n
+  of about ``class_part_lines``, each over its own lines (later parts repeat the
+  class signature in their context).
 - ``module``: the lines no function/class/window chunk covers, blank edges
   trimmed, each elided span marked by a ``<comment> ...`` line. Made when the
   file has top-level statements (imports, constants, code, package lines).
@@ -118,7 +121,7 @@ def chunk_code(
             file.classes.setdefault(definition.qualname, definition)
     for definition in definitions:
         if definition.kind == "class":
-            chunks.append(_class_chunk(file, definition))
+            chunks.extend(_class_chunks(file, definition))
         else:
             chunks.extend(_function_chunks(file, definition))
         covered.append((definition.start_row, definition.end_row))
@@ -194,19 +197,74 @@ def _headers(file: _File, definition: Definition) -> tuple[str, ...]:
     return (*owner.headers, owner.signature)
 
 
-def _class_chunk(file: _File, definition: Definition) -> Chunk:
-    return file.chunk(
-        kind="class",
-        name=definition.name,
-        qualname=definition.qualname,
-        start_line=definition.start_row + 1,
-        end_line=definition.end_row + 1,
-        content=skeleton(definition, file.spec, file.source, file.line_starts),
-        context=file.context(definition.headers),
-        signature=definition.signature,
-        docstring=definition.docstring,
-        parent=definition.parent,
-    )
+def _class_chunks(file: _File, definition: Definition) -> list[Chunk]:
+    """The class's skeleton, one chunk; a skeleton longer than ``max_chunk_lines`` (a
+    class of many documented fields and methods) is cut between members into parts
+    1..n of about ``class_part_lines`` each, over its own lines (part 1 holds the
+    header and docstring; later parts repeat the class signature in their context), so
+    that a field of a 900-line outline is found by its own words."""
+    parts = _class_parts(file, definition)
+    chunks = []
+    for number, rows in enumerate(parts, start=1):
+        extra = None
+        if number > 1:
+            marker = file.spec.comment_marker
+            extra = [f"{marker} part {number} of {len(parts)} of:", definition.signature]
+        chunks.append(
+            file.chunk(
+                kind="class",
+                name=definition.name,
+                qualname=definition.qualname,
+                start_line=rows[0] + 1,
+                end_line=rows[1] + 1,
+                content=skeleton(
+                    definition,
+                    file.spec,
+                    file.source,
+                    file.line_starts,
+                    rows if len(parts) > 1 else None,
+                ),
+                context=file.context(definition.headers, extra),
+                signature=definition.signature,
+                docstring=definition.docstring,
+                parent=definition.parent,
+                part=number if len(parts) > 1 else 0,
+            )
+        )
+    return chunks
+
+
+def _class_parts(file: _File, definition: Definition) -> list[tuple[int, int]]:
+    """Row ranges of a class's parts: its whole range unless its skeleton is longer
+    than ``max_chunk_lines``, else cut at the body's top-level statements (a member
+    with the comments above it) so that each part's skeleton is about equally long."""
+    first, last = definition.start_row, definition.end_row
+    whole = (first, last)
+    limit = max(1, file.config.index.max_chunk_lines)
+    if definition.body is None:
+        return [whole]
+
+    def size(rows: tuple[int, int]) -> int:
+        text = skeleton(definition, file.spec, file.source, file.line_starts, rows)
+        return text.count("\n") + 1
+
+    total = size(whole)
+    units = [(a, b) for a, b in _statement_units(definition.body, file.spec) if first <= a]
+    if total <= limit or len(units) < 2:
+        return [whole]
+    count = -(-total // max(1, min(limit, file.config.index.class_part_lines)))
+    target = -(-total // count)
+    parts: list[tuple[int, int]] = []
+    start, held = first, units[0][0] - first  # the header rows count for part 1
+    for unit_start, unit_end in units:
+        grown = size((unit_start, unit_end))
+        if held and held + grown > target and len(parts) < count - 1:
+            kept = trim(file.lines, start + 1, unit_start)
+            parts.append((start, (kept[1] - 1) if kept else unit_start - 1))
+            start, held = unit_start, 0
+        held += grown
+    parts.append((start, last))
+    return parts
 
 
 def _function_chunks(file: _File, definition: Definition) -> list[Chunk]:
