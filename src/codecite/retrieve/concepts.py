@@ -72,6 +72,10 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
      "case sensitive lower"),
     (r"\btrailing slash\w*\b", "slash trailing redirect strict"),
     # sessions, cookies and sign-in
+    (r"\b(sessions?|log.?ins?|sign.?ins?|logged in|signed in|cookies?|tokens?)\b.{0,30}"
+     r"\b(stays? valid|valid for|lasts?|expir\w*|time.?outs?)\b|"
+     r"how long .{0,30}\b(logged|signed) in\b",
+     "lifetime expire expires expiration max age"),
     (r"\b(username|user name)s?\b.{0,30}\bpasswords?\b|\bpassword prompt\b|"
      r"\blogin prompt\b", "basic auth realm authorization"),
     (r"hidden from (page )?scripts|javascript can.?t read|only (over|via) https",
