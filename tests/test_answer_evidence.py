@@ -400,6 +400,58 @@ def test_static_vectors_of_texts_are_kept_between_answers() -> None:
     assert embed([]).shape[0] == 0
 
 
+def test_a_settings_class_default_counts_as_the_default_of_its_unit(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # ``default = 30`` in ``class Timeout`` is the timeout's default; the worker's own
+    # ``timeout = self.timeout or 0.5`` is a fallback of a loop, no setting
+    files = {
+        "server/config.py": (
+            "class Setting:\n"
+            '    """One setting of the server."""\n\n'
+            "    default = None\n\n\n"
+            "class Timeout(Setting):\n"
+            '    """Workers silent for more than this many seconds are killed and restarted."""\n\n'
+            "    name = 'timeout'\n"
+            "    default = 30\n"
+        ),
+        "server/worker.py": (
+            "class Worker:\n"
+            '    """Handles requests until it is told to stop."""\n\n'
+            "    def run(self) -> None:\n"
+            '        """Wait for requests, at most the timeout at a time."""\n'
+            "        timeout = self.timeout or 0.5\n"
+            "        while self.alive:\n"
+            "            self.wait(timeout)\n"
+        ),
+    }
+    answer = ask_in(
+        tmp_path_factory, files, "How long can a request take before its worker is killed?"
+    )
+    default = next(ev for ev in answer.evidence if ev.focus_text == "default = 30")
+    assert default.features.get("q_default") == 1.0
+    fallback = next(ev for ev in answer.evidence if ev.focus_text.startswith("timeout ="))
+    assert not fallback.features.get("q_default")  # ``timeout`` names no default
+    assert answer.evidence.index(default) <= 1
+
+
+def test_a_quantity_reads_the_sentence_of_its_line_that_states_the_number() -> None:
+    from codecite.answer.evidence import _sentence_at
+
+    block = [
+        (218, "    #: A timedelta which is used to set the expiration"),
+        (219, "    #: date of a permanent session.  The default is 31 days which makes a"),
+        (220, "    #: permanent session survive for roughly one month."),
+    ]
+    assert _sentence_at(block, 1) == (
+        "A timedelta which is used to set the expiration date of a permanent session."
+    )
+    assert _sentence_at(block, 1, number=True) == (
+        "The default is 31 days which makes a permanent session survive for roughly one month."
+    )
+    assert _sentence_at(block, 0, number=True).startswith("A timedelta")  # none on its line
+
+
 def test_a_quantity_leads_with_the_default_named_for_its_unit(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
@@ -704,6 +756,9 @@ def test_the_code_words_for_the_askers_own_are_searched_and_cited(
     asked = "How long can one request take before the server gives up on the worker?"
     assert concept_terms(asked) == ("timeout", "timeouts")
     assert concept_terms("What breaks if I changed the handler?") == ()  # no "hang" in it
+    lifetime = concept_terms("How long does a user's login session stay valid?")
+    assert "lifetime" in lifetime and "expiration" in lifetime
+    assert concept_terms("Is there session storage so users stay logged in?") == ()
     repo = make_git_repo(tmp_path_factory.mktemp("concepts") / "app", SERVER)
     with codecite.open_index(repo) as idx:
         idx.update(embed=False)

@@ -418,7 +418,9 @@ class EvidenceFinder:
                 first -= 1
             while last + 1 in prose and last - at < PROSE_LINES:
                 last += 1
-            sentence = _sentence_at(lines[first : last + 1], at - first)
+            sentence = _sentence_at(
+                lines[first : last + 1], at - first, self.shape.kind == "quantity"
+            )
         value_line, value_text = 0, ""
         for j in sorted(range(len(lines)), key=lambda j: abs(j - at)):
             if abs(j - at) > NEAR:
@@ -572,9 +574,10 @@ class EvidenceFinder:
             assigned = stems(target.group(1)) if target else frozenset()
             out["q_named"] = float(number and bool((assigned | named) & self.units))
             # ... and that name says it is the default of that unit (``DEFAULT_RESULT_TTL =
-            # 500``; ``self.default = 0`` names no unit)
+            # 500``, ``default = 30`` in ``class Timeout``; ``self.default = 0`` in
+            # ``Option.__init__`` names no unit)
             out["q_default"] = float(
-                number and bool(assigned & _DEFAULT_STEMS) and bool(assigned & self.units)
+                number and bool(assigned & _DEFAULT_STEMS) and bool((assigned | named) & self.units)
             )
         elif kind in ("what-happens", "error"):
             out["wh_raise"] = float(role in ("raise", "log"))
@@ -788,17 +791,24 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 _DOC_MARK = re.compile(r"^(#|//)(:|/|!)\s?")
 
 
-def _sentence_at(block: list[tuple[int, str]], at: int) -> str:
-    """The sentence of a paragraph (lines of prose) that holds line ``at``."""
+def _sentence_at(block: list[tuple[int, str]], at: int, number: bool = False) -> str:
+    """The sentence of a paragraph (lines of prose) that holds line ``at``: the one it
+    starts in, or with ``number`` (a question asking how much or how long) the first
+    sentence of that line that states a number ("... of a permanent session.  The
+    default is 31 days ...")."""
     # "#: text" is a documentation comment (Sphinx), its colon no part of the text
     parts = [" ".join(_DOC_MARK.sub("", t.strip()).strip("\"'#/*").split()) for _, t in block]
     before = " ".join(parts[:at])
     text = " ".join(p for p in parts if p)
     start = len(before) + (1 if before else 0)
-    for s, e in sentence_spans(text):
-        if s <= start < e or s >= start:
-            found = text[s:e].strip()
-            return found if len(found) <= 300 else found[:299] + "…"
+    end = start + len(parts[at])
+    spans = [(s, e) for s, e in sentence_spans(text) if e > start and (s < end or s >= start)]
+    if number:
+        stated = [(s, e) for s, e in spans if s < end and _NUMBER.search(text[s:e])]
+        spans = stated[:1] or spans
+    for s, e in spans[:1]:
+        found = text[s:e].strip()
+        return found if len(found) <= 300 else found[:299] + "…"
     return parts[at]
 
 
