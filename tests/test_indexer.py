@@ -108,6 +108,20 @@ def test_edit_reembeds_only_changed_chunks_and_rebuilds_edges(repo: Path) -> Non
     assert callees == {"apply_discount"}
 
 
+def test_another_chunker_cuts_every_file_again_once(repo: Path) -> None:
+    _index(repo)
+    with codecite.open_index(repo) as idx:
+        before = {c.id for c in idx.chunks("billing")}
+        idx.store.set_meta({"chunking": "v1:150"})  # as an older codecite recorded it
+    again = _index(repo)
+    assert again.rechunked and len(again.modified) == 4 and again.unchanged == 0
+    assert again.embedded == 0  # the same chunks: their vectors stay
+    with codecite.open_index(repo) as idx:
+        assert {c.id for c in idx.chunks("billing")} == before
+    third = _index(repo)
+    assert not third.rechunked and third.unchanged == 4 and third.chunks_written == 0
+
+
 def test_touched_but_identical_file_is_not_reparsed(repo: Path) -> None:
     _index(repo)
     path = repo / "billing" / "orders.py"

@@ -192,6 +192,9 @@ class IndexReport:
     #: ``codecite index`` without ``--wait``, issue 23).
     embed_worker: int = 0
     interrupted: bool = False
+    #: Every file was cut again: the index's chunks came from another chunker version
+    #: or other chunking settings (:func:`codecite.chunking.chunking_key`).
+    rechunked: bool = False
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property

@@ -24,7 +24,11 @@ from .grammars import GRAMMARS, get_parser, is_code_language
 from .text import chunk_markdown, chunk_text
 from .treesitter import chunk_code
 
-__all__ = ["chunk_file", "parse"]
+__all__ = ["CHUNKING_VERSION", "chunk_file", "chunking_key", "parse"]
+
+#: Raised when the chunker cuts files differently (2: long class outlines in parts): an
+#: index made by another version re-chunks every file at its next run.
+CHUNKING_VERSION = 2
 
 _KIND_ORDER = {"module": 0, "class": 1, "function": 2, "method": 2}
 _local = threading.local()
@@ -45,6 +49,16 @@ def parse(text: str, language: str) -> tree_sitter.Tree:
     if parser is None:
         parser = parsers[language] = get_parser(language)
     return parser.parse(text.encode("utf-8", "surrogatepass"))
+
+
+def chunking_key(config: Config) -> str:
+    """What decides how files are cut: the chunker's version and its settings. An index
+    records it; a run that finds another one re-chunks every file (embeddings are reused
+    by content, so only changed chunks are embedded again)."""
+    ix = config.index
+    sizes = (ix.max_chunk_lines, ix.class_part_lines, ix.small_file_lines, ix.window_lines,
+             ix.window_overlap)  # fmt: skip
+    return f"v{CHUNKING_VERSION}:" + ",".join(str(n) for n in sizes)
 
 
 def chunk_file(

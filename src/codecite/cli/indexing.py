@@ -154,6 +154,12 @@ def _print_report(report: IndexReport) -> None:
         f"{report.unchanged:,} unchanged; {verb} {report.chunks_written:,} chunks",
         soft_wrap=True,
     )
+    if report.rechunked:
+        out.print(
+            "Every file was cut again: this index was chunked by another version of "
+            "codecite or other chunking settings (unchanged chunks keep their vectors).",
+            soft_wrap=True,
+        )
     table = Table(title="Summary", title_justify="left", show_header=False)
     table.add_column(style="bold", no_wrap=True)
     table.add_column()

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
 
+from ..chunking import chunking_key
 from ..config import Config
 from ..embed import EMBED_TEXT_VERSION, Embedder, get_embedder
 from ..errors import Interrupted, ModelMismatchError
@@ -161,9 +162,14 @@ class Indexer:
         candidates = known if scope is None else [p for p in scope if p in known]
         report.deleted = sorted(p for p in candidates if p not in current)
         todo: list[tuple[SourceFile, str]] = []
+        # files cut by another chunker (version or settings) are cut again, all of them
+        rechunk = scope is None and bool(known) and self._chunked_otherwise()
+        report.rechunked = rechunk
         for source in files:
             old = known.get(source.path)
-            if old and same_stat(source.size, source.mtime_ns, old["size"], old["mtime_ns"]):
+            if rechunk:
+                todo.append((source, ""))
+            elif old and same_stat(source.size, source.mtime_ns, old["size"], old["mtime_ns"]):
                 report.unchanged += 1
             else:
                 todo.append((source, str(old["hash"]) if old else ""))
@@ -177,6 +183,11 @@ class Indexer:
                     self._forget(path, {})
         self._process(todo, known, report, dry_run)
         self.timer.add("parse", started)
+
+    def _chunked_otherwise(self) -> bool:
+        """Whether the index's chunks were cut by another chunker than this run's (an
+        index from before the key was recorded counts as cut otherwise)."""
+        return self.store.get_meta("chunking") != chunking_key(self.config)
 
     def _process(
         self,
@@ -343,6 +354,7 @@ class Indexer:
             "indexed_commit": walked.head_commit,
             "is_git": "1" if walked.is_git else "0",
             "updated_at": str(time.time()),
+            "chunking": chunking_key(self.config),
         }
         if embedder is not None:
             values.update(model_meta(embedder, self.config))
