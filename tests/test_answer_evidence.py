@@ -435,6 +435,40 @@ def test_a_settings_class_default_counts_as_the_default_of_its_unit(
     assert answer.evidence.index(default) <= 1
 
 
+def test_the_line_whose_literals_hold_the_quoted_values_leads(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "cli/types.py": (
+            "class BoolType:\n"
+            '    """A yes/no setting."""\n\n'
+            "    def convert(self, value: str) -> bool:\n"
+            '        """The setting\'s value as a bool."""\n'
+            "        norm = value.strip().lower()\n"
+            '        if norm in {"1", "true", "yes", "y", "on"}:\n'
+            "            return True\n"
+            '        if norm in {"0", "false", "no", "n", "off"}:\n'
+            "            return False\n"
+            '        raise ValueError(f"{value!r} is not a valid yes/no setting")\n'
+        ),
+        "cli/prompts.py": (
+            "def confirm(text: str) -> bool:\n"
+            '    """Ask a yes/no question: "on" and "off" are no answers here."""\n'
+            "    answer = input(text)\n"
+            '    if answer in ("y", "yes"):\n'
+            "        return True\n"
+            "    return False\n"
+        ),
+    }
+    question = "Will a yes/no setting accept values like 'on', 'off', 'y' or '1'?"
+    answer = ask_in(tmp_path_factory, files, question)
+    lead = answer.evidence[0]
+    assert lead.path == "cli/types.py" and '"on"' in lead.focus_text
+    assert lead.features["q_values"] == 0.75  # 'on', 'y', '1' of the four
+    docs = [ev for ev in answer.evidence if ev.role == "doc"]
+    assert all(not ev.features.get("q_values") for ev in docs)  # prose holds no literal
+
+
 def test_a_quantity_reads_the_sentence_of_its_line_that_states_the_number() -> None:
     from codecite.answer.evidence import _sentence_at
 

@@ -111,6 +111,9 @@ EVIDENCE_WEIGHTS: dict[str, float] = {
     "who_check": 0.4, "how_logic": 0.1, "d_definition": 0.2, "d_doc": 0.0,
     "role_import": -0.5, "line_sim": 1.0, "chunk_sim": 0.3, "q_named": 0.5, "soft_own": 2.0,
     "q_default": 0.5, "trivial": -0.5,
+    # not learnt (few questions quote values): a line holding all the values asked
+    # about weighs as much as one holding its whole subject
+    "q_values": 1.0,
 }  # fmt: skip
 #: What a bridged hit's ``why`` starts with (:mod:`.context`).
 BRIDGED = "code that"
@@ -288,6 +291,7 @@ class EvidenceFinder:
         self.messages = _message_words([*question.messages, *quoted_messages(question)])
         self.tested = _message_words(tested)
         self.units = shape.units
+        self.values = quoted_values(question)
 
     def find(self, hits: Sequence[Hit], limit: int = 8) -> list[Evidence]:
         """The best evidence in ``hits``, best first: lines of one chunk close together
@@ -564,6 +568,8 @@ class EvidenceFinder:
             "long_line": float(len(text.strip()) > 200),
             "trivial": float(bool(_TRIVIAL.match(text))),
         }
+        if self.values and role != "doc":  # the values quoted, as literals of code
+            out["q_values"] = _held_values(text, self.values)
         if kind == "quantity":
             out["q_number"] = float(number)
             out["q_unit"] = float(number and unit)
@@ -709,6 +715,30 @@ def quoted_messages(question: Question) -> list[str]:
         return []
     text = without_contractions(question.text)  # "don't ... it's" quotes nothing
     return [m.group(1) for m in _QUOTED.finditer(text) if len(m.group(1).split()) >= 3]
+
+
+#: A short value a question quotes: 'on', "y", '1', `strict routing` (not a message).
+_QUOTED_VALUE = re.compile(r"(?<![\w'\"`])['\"“‘`]([^'\"”’`\n]{1,20})['\"”’`](?![\w'\"`])")
+
+
+def quoted_values(question: Question) -> frozenset[str]:
+    """The short values a short question quotes, lower-cased ("Will a yes/no setting
+    accept 'on', 'off', 'y' or '1'?"): the line whose string literals hold them is the
+    one that decides."""
+    if question.long:
+        return frozenset()
+    text = without_contractions(question.text)
+    return frozenset(
+        m.group(1).strip().lower()
+        for m in _QUOTED_VALUE.finditer(text)
+        if m.group(1).strip() and len(m.group(1).split()) <= 2
+    )
+
+
+def _held_values(text: str, values: frozenset[str]) -> float:
+    """The share of ``values`` written as string literals of a line."""
+    literals = {m.group(0)[1:-1].strip().lower() for m in _STRINGS.finditer(text)}
+    return len(values & literals) / len(values)
 
 
 def tested_messages(hits: Sequence[Hit]) -> dict[str, list[str]]:
