@@ -53,6 +53,25 @@ def test_a_report_is_read_into_its_parts() -> None:
     assert "marked paid twice" in q.prose and "Traceback" not in q.prose
 
 
+def test_a_traceback_ends_with_its_exception_whatever_its_name() -> None:
+    report = (
+        "The login view crashes:\n\nTraceback (most recent call last):\n"
+        '  File "/srv/app.py", line 10, in login\n'
+        '    return RedirectResponse(request.url_for("user_detail", user_id=42))\n'
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "  ...\n"
+        '  File "/srv/.venv/starlette/routing.py", line 662, in url_path_for\n'
+        "    raise NoMatchFound(name, path_params)\n"
+        'starlette.routing.NoMatchFound: No route exists for name "user_detail".\n\n'
+        "Why? Note: RouteNames: are checked elsewhere.\n"
+    )
+    question = read_question(report)
+    assert question.errors == (
+        'starlette.routing.NoMatchFound: No route exists for name "user_detail".',
+    )
+    assert question.messages == ['No route exists for name "user_detail".']
+
+
 def test_a_short_question_is_all_prose() -> None:
     q = read_question("where is the loyalty discount computed?")
     assert not q.long and q.prose == q.text and not q.frames and not q.code

@@ -225,7 +225,30 @@ def _errors(text: str) -> list[str]:
     for m in _ERROR.finditer(text):
         name, message = m.group(1), (m.group(2) or "").strip()
         out.append(f"{name}: {message}" if message else name)
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys([*out, *_traceback_ends(text)]))
+
+
+#: The line closing a Python traceback: the exception, of any name, and its message
+#: (``starlette.routing.NoMatchFound: No route exists ...``).
+_TRACEBACK_END = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*):[ \t]*(\S.*)")
+
+
+def _traceback_ends(text: str) -> list[str]:
+    """The exception line of each Python traceback: the first unindented line after
+    its frames (an exception class need not end in ``Error``: ``NoMatchFound``,
+    ``DoesNotExist``)."""
+    out = []
+    for head in _TRACEBACK_HEAD.finditer(text):
+        framed = False
+        for line in text[head.end() :].split("\n"):
+            if _PY_FRAME.search(line):
+                framed = True
+            elif framed and line.strip() and not line.startswith((" ", "\t")):
+                m = _TRACEBACK_END.fullmatch(line.strip())
+                if m:
+                    out.append(f"{m.group(1)}: {m.group(2).strip()}")
+                break
+    return out
 
 
 def _paths(text: str, frames: tuple[Frame, ...]) -> list[str]:
