@@ -480,10 +480,18 @@ def test_a_quantity_reads_the_sentence_of_its_line_that_states_the_number() -> N
     assert _sentence_at(block, 1) == (
         "A timedelta which is used to set the expiration date of a permanent session."
     )
-    assert _sentence_at(block, 1, number=True) == (
+    days = question_shape("How long does a permanent session last?").units
+    assert _sentence_at(block, 1, days) == (
         "The default is 31 days which makes a permanent session survive for roughly one month."
     )
-    assert _sentence_at(block, 0, number=True).startswith("A timedelta")  # none on its line
+    assert _sentence_at(block, 0, days).startswith("A timedelta")  # none on its line
+    size = [
+        (94, '"""The maximum size in bytes any non-file form field may be in a'),
+        (95, "``multipart/form-data`` body. If this limit is exceeded, a 413"),
+        (96, ':exc:`~werkzeug.exceptions.RequestEntityTooLarge` error is raised."""'),
+    ]
+    bytes_ = question_shape("What is the maximum size of an upload?").units
+    assert _sentence_at(size, 1, bytes_).startswith("The maximum size in bytes")  # no 413
 
 
 def test_a_quantity_leads_with_the_default_named_for_its_unit(

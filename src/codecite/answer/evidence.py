@@ -423,7 +423,9 @@ class EvidenceFinder:
             while last + 1 in prose and last - at < PROSE_LINES:
                 last += 1
             sentence = _sentence_at(
-                lines[first : last + 1], at - first, self.shape.kind == "quantity"
+                lines[first : last + 1],
+                at - first,
+                self.units if self.shape.kind == "quantity" else None,
             )
         value_line, value_text = 0, ""
         for j in sorted(range(len(lines)), key=lambda j: abs(j - at)):
@@ -821,11 +823,12 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 _DOC_MARK = re.compile(r"^(#|//)(:|/|!)\s?")
 
 
-def _sentence_at(block: list[tuple[int, str]], at: int, number: bool = False) -> str:
+def _sentence_at(block: list[tuple[int, str]], at: int, units: frozenset[str] | None = None) -> str:
     """The sentence of a paragraph (lines of prose) that holds line ``at``: the one it
-    starts in, or with ``number`` (a question asking how much or how long) the first
-    sentence of that line that states a number ("... of a permanent session.  The
-    default is 31 days ...")."""
+    starts in, or with ``units`` (the stems of the unit a question asks how much or how
+    long of) the first sentence of that line that states a number with a unit or as a
+    default ("... of a permanent session.  The default is 31 days ...", not "... a 413
+    error is raised")."""
     # "#: text" is a documentation comment (Sphinx), its colon no part of the text
     parts = [" ".join(_DOC_MARK.sub("", t.strip()).strip("\"'#/*").split()) for _, t in block]
     before = " ".join(parts[:at])
@@ -833,13 +836,28 @@ def _sentence_at(block: list[tuple[int, str]], at: int, number: bool = False) ->
     start = len(before) + (1 if before else 0)
     end = start + len(parts[at])
     spans = [(s, e) for s, e in sentence_spans(text) if e > start and (s < end or s >= start)]
-    if number:
-        stated = [(s, e) for s, e in spans if s < end and _NUMBER.search(text[s:e])]
+    if units is not None:
+        stated = [(s, e) for s, e in spans if s < end and _states_quantity(text[s:e], units)]
         spans = stated[:1] or spans
     for s, e in spans[:1]:
         found = text[s:e].strip()
         return found if len(found) <= 300 else found[:299] + "…"
     return parts[at]
+
+
+def _states_quantity(sentence: str, units: frozenset[str]) -> bool:
+    """Whether a sentence states a quantity: a number with a word of its unit next to
+    it ("31 days", "days=31") or after "default" ("the default is 30"); not any number
+    ("a 413 error is raised")."""
+    words = re.findall(r"\w+", sentence)
+    for i, word in enumerate(words):
+        if not word.isdigit():
+            continue
+        beside = {stem(w) for w in words[max(0, i - 2) : i + 3]} - {stem(word)}
+        before = {stem(w) for w in words[max(0, i - 3) : i]}
+        if beside & units or before & _DEFAULT_STEMS:
+            return True
+    return False
 
 
 def _indent(text: str) -> int:
