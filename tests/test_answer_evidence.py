@@ -469,6 +469,31 @@ def test_the_line_whose_literals_hold_the_quoted_values_leads(
     assert all(not ev.features.get("q_values") for ev in docs)  # prose holds no literal
 
 
+def test_a_lead_in_a_class_outline_names_the_field_its_line_documents() -> None:
+    from codecite.answer.evidence import _member
+
+    lines = list(
+        enumerate(
+            [
+                "class App:",
+                "    #: A timedelta used for the expiry of a permanent session.",
+                "    #: Defaults to 31 days.",
+                "    permanent_session_lifetime = ConfigAttribute[timedelta](",
+                '        "PERMANENT_SESSION_LIFETIME",',
+                "    )",
+                "    def run(self) -> None: ...",
+                "    public int limit = 5;",
+            ],
+            start=10,
+        )
+    )
+    assert _member(lines, 1) == "permanent_session_lifetime"  # the comment above it
+    assert _member(lines, 3) == "permanent_session_lifetime"  # the assignment itself
+    assert _member(lines, 6) == ""  # a method is no field
+    assert _member(lines, 7) == "limit"
+    assert _member(lines, 0) == ""  # the class line: deeper lines follow
+
+
 def test_a_quantity_reads_the_sentence_of_its_line_that_states_the_number() -> None:
     from codecite.answer.evidence import _sentence_at
 

@@ -176,6 +176,9 @@ class Evidence:
     sentence: str = ""
     value_line: int = 0
     value_text: str = ""
+    #: In a class outline, the field the focus line sets or documents (``#: ...`` above
+    #: ``permanent_session_lifetime = ...``), for the lead to name.
+    member: str = ""
 
     @property
     def focus_text(self) -> str:
@@ -436,7 +439,10 @@ class EvidenceFinder:
             if line_role(text, ev.chunk) == "value" and _NUMBER.search(code):
                 value_line, value_text = lines[j][0], text.strip()
                 break
-        return replace(ev, sentence=sentence, value_line=value_line, value_text=value_text)
+        member = _member(lines, at) if ev.chunk.kind == "class" else ""
+        return replace(
+            ev, sentence=sentence, value_line=value_line, value_text=value_text, member=member
+        )
 
     def with_handler(self, evidence: list[Evidence], hits: Sequence[Hit]) -> list[Evidence]:
         """When the best evidence raises an exception, the code among ``hits`` that
@@ -843,6 +849,29 @@ def _sentence_at(block: list[tuple[int, str]], at: int, units: frozenset[str] | 
         found = text[s:e].strip()
         return found if len(found) <= 300 else found[:299] + "…"
     return parts[at]
+
+
+#: A field of a class body: ``name = ...``, ``name: T = ...``, ``public int name = ...``.
+_FIELD = re.compile(r"^(\s*)(?:(?:public|private|protected|static|final|readonly)\s+)*"
+                    r"(?:[\w.<>\[\]]+\s+)?([A-Za-z_]\w*)\s*(?::[^=]{1,80})?=(?![=>])")  # fmt: skip
+
+
+def _member(lines: list[tuple[int, str]], at: int) -> str:
+    """The field of a class body that line ``at`` sets, or documents as a comment block
+    above it (read down to the first line of code at its indentation)."""
+    text = lines[at][1]
+    indent = _indent(text)
+    for _, line in lines[at : at + PROSE_LINES + 2]:
+        if not line.strip():
+            continue
+        if _indent(line) != indent:
+            return ""
+        if re.match(r"\s*(#|//|/\*|\*)", line):
+            continue
+        m = _FIELD.match(line)
+        statement = re.match(r"\s*(def|class|if|for|while|return)\b", line)
+        return m.group(2) if m and not statement else ""
+    return ""
 
 
 def _states_quantity(sentence: str, units: frozenset[str]) -> bool:

@@ -73,7 +73,7 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
         return facts[0] if facts else ""
     best = evidence[0]
     where = cite(best.path, best.start_line, best.end_line)
-    symbol = f"`{best.chunk.qualname}`" if best.chunk.qualname else f"`{best.path}`"
+    symbol = _symbol(best)
     if shape.kind == "quantity":
         quantity = _quantity(best.focus_text, best, shape.units)
         if not quantity and best.value_text:  # a setting's description, its value nearby
@@ -81,6 +81,8 @@ def lead_sentence(shape: Shape, evidence: Sequence[Evidence], facts: Sequence[st
             where = cite(best.path, best.value_line, best.value_line)
         if quantity:
             said = f" — {best.sentence.rstrip('.')}" if best.sentence else ""
+            if best.member and f"{best.member} =" in quantity:  # the value names its field
+                symbol = f"`{best.chunk.qualname}`"
             return ("Yes: " if shape.polar else "") + f"{quantity} in {symbol} ({where}){said}."
     if best.role in ("raise", "message") or (
         shape.kind in ("what-happens", "error") and best.role in ("branch", "return", "log")
@@ -164,6 +166,16 @@ def _behaviour(ev: Evidence, symbol: str, where: str, shape: Shape) -> str:
     if verb == "does":
         return f"{symbol} handles it{when} ({where}): `{focus}`."
     return f"{symbol} {verb} `{focus}`{when} ({where})."
+
+
+def _symbol(ev: Evidence) -> str:
+    """The evidence's symbol: its chunk's name, or the field of a class outline the
+    focus line sets or documents (``App.permanent_session_lifetime``, not ``App``)."""
+    if not ev.chunk.qualname:
+        return f"`{ev.path}`"
+    if ev.member:
+        return f"`{ev.chunk.qualname}.{ev.member}`"
+    return f"`{ev.chunk.qualname}`"
 
 
 def _statement(ev: Evidence) -> str:
