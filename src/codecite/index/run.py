@@ -86,6 +86,10 @@ class Indexer:
         try:
             self._update_files(files, report, dry_run)
             if not dry_run:
+                # every file is cut by this chunker now: a run stopped later (embedding)
+                # leaves nothing to cut again
+                with self.store.transaction():
+                    self.store.set_meta({"chunking": chunking_key(self.config)})
                 self._finish_graph(report)
                 if embedder is not None:
                     self._static_tier(report)
@@ -354,7 +358,6 @@ class Indexer:
             "indexed_commit": walked.head_commit,
             "is_git": "1" if walked.is_git else "0",
             "updated_at": str(time.time()),
-            "chunking": chunking_key(self.config),
         }
         if embedder is not None:
             values.update(model_meta(embedder, self.config))
