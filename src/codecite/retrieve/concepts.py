@@ -95,8 +95,11 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
     (r"\bhelp (screen|text|page|output)\b", "help format formatter"),
     (r"\bcolou?r(ed|s)?\b", "color style ansi"),
     # process model and work
-    (r"\b(how many|number of) (worker|process|thread)\w*|(worker|process|thread)s? "
-     r"(run|start)", "workers processes threads"),
+    # processes and threads are not one another ("How many worker processes run?" is
+    # not answered by the number of threads)
+    (r"\b(how many|number of) (workers?|(worker )?process(es)?)\b|(worker|process)(es|s)? "
+     r"(run|start)", "workers processes"),
+    (r"\b(how many|number of) (worker )?threads?\b|threads? (run|start)", "threads"),
     (r"\bdepends? on|waits? (on|for) (other|another|unfinished)|after (another|other) "
      r"jobs?\b", "depends dependency dependencies deferred"),
     (r"\b(schedul\w*|later|at a (given|set|certain) time|delay(ed)?)\b",
