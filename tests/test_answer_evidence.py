@@ -826,6 +826,7 @@ def test_the_code_words_for_the_askers_own_are_searched_and_cited(
     lifetime = concept_terms("How long does a user's login session stay valid?")
     assert "lifetime" in lifetime and "expiration" in lifetime
     assert concept_terms("Is there session storage so users stay logged in?") == ()
+    assert concept_terms("What does a visitor see on a missing page?")[:2] == ("client", "request")
     repo = make_git_repo(tmp_path_factory.mktemp("concepts") / "app", SERVER)
     with codecite.open_index(repo) as idx:
         idx.update(embed=False)

@@ -52,6 +52,7 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
     (r"(longest|long|length of|size of)( an?| the)? (urls?|uris?|links?|request lines?)",
      "request line uri limit"),
     # HTTP behaviour
+    (r"\b(visitors?|web ?site users?)\b", "client request"),
     (r"(page|url|path|route|link)s? .{0,30}(does ?n.t|do ?n.t|not|never) (exist|have|match|"
      r"found)|(no|missing|unknown) (page|route|url)|not found|broken links?", "404 notfound"),
     (r"wrong (http )?(method|verb)|(method|verb) .{0,30}(not (allowed|supported)|isn.t "
