@@ -45,6 +45,10 @@ MESSAGE_SHAPES = frozenset({"what-happens", "error", "quantity", "yesno", "how",
 BRIDGE_HITS = 10
 MESSAGE_LOOKUP = 20
 PER_BRIDGE = 2
+#: Top hits whose base classes a quantity question is bridged to: a number is often
+#: set on the class a retrieved one inherits from (``exit_code = 2`` on ``UsageError``
+#: for a question that finds ``BadOptionUsage(UsageError)``).
+BASE_HITS = 3
 #: Code chunks added by the settings bridge, and the keyword hits read for them.
 SETTINGS = 2
 SETTINGS_WHY = "code that sets a value of the kind asked for"
@@ -107,6 +111,13 @@ class ContextBuilder:
             if shape.kind == "quantity" and not read.long
             else []
         )
+        if shape.kind == "quantity" and not read.long:
+            for hit in result.hits[:BASE_HITS]:
+                if hit.chunk.kind == "class" and not secondary_path(hit.chunk.path):
+                    store = self.searcher.store
+                    bases = [e.dst for e in store.edges_from(hit.chunk.id, "inherits")]
+                    if bases:
+                        found[hit.chunk.id] = [*found.get(hit.chunk.id, []), *bases]
         hits = self._insert(result.hits, found, settings)
         return Context(result, hits, [m for ms in tested.values() for m in ms])
 

@@ -21,6 +21,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 
+from ..identifiers import tokenize
 from .citations import cite
 from .evidence import DOC_SECTIONS, Evidence, sentence_spans
 from .shape import Shape
@@ -44,12 +45,12 @@ _CONDITION = re.compile(
     r"\s*(?::|\{|then)?\s*$"
 )
 _SECONDS_HINT = re.compile(
-    r"timeout|ttl|age|interval|delay|expir|lifetime|keepalive|keep_alive|grace|seconds?|secs?|"
-    r"duration|period|wait|sleep",
+    r"\b(timeout|ttl|age|interval|delay|expir\w*|lifetime|keepalive|keep_alive|grace|seconds?|"
+    r"secs?|duration|period|wait|sleep)",
     re.I,
 )
-_SIZE_HINT = re.compile(r"size|bytes|memory|length|buffer|body|upload|payload", re.I)
-_MILLIS_HINT = re.compile(r"(?:_|\b)ms\b|millis", re.I)
+_SIZE_HINT = re.compile(r"\b(size|bytes|memory|length|buffer|body|upload|payload)", re.I)
+_MILLIS_HINT = re.compile(r"\b(ms|millis\w*)\b", re.I)
 _DURATION_CALL = re.compile(
     r"timedelta\((?P<args>[^)]*)\)|(?P<n>\d+)\s*\*\s*time\.(?P<unit>Second|Minute|Hour|Millisecond)"
 )
@@ -228,6 +229,7 @@ def _human(value: str, names: str, comment: str) -> str:
     number = _evaluate(value)
     if number is None:
         return ""
+    names = " ".join(tokenize(names))  # identifier parts: "UsageError" holds no "age"
     if _SIZE_HINT.search(names) and number >= 1024:
         return _size(number)
     if _MILLIS_HINT.search(names):

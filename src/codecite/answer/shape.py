@@ -65,7 +65,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"what (is|are) the (default|limit|maximum|minimum|max|min|size|timeout|"
             r"number|port|interval)|default (value|timeout|size|limit|port|number)|"
             r"limits?|maximum|minimum|max|timeouts?|expir\w+|ttl|lifetime|"
-            r"(size|length|duration|interval|delay|port) of)\b",
+            r"(size|length|duration|interval|delay|port) of|"
+            r"what (exit|status|return|error|http|response) (code|status)s?)\b",
             re.I,
         ),
     ),
@@ -94,7 +95,8 @@ _HOW_MUCH = re.compile(r"\bhow (long|many|much|often)\b", re.I)
 #: A quantity asked for as such (not only a unit word of the subject).
 _QUANTITY_ASKED = re.compile(
     r"\b(how (long|many|much|often|big|large|soon|fast|frequently)|what(?: i|')s the|"
-    r"what (is|are) the|default (value|timeout|size|limit|port|number))\b",
+    r"what (is|are) the|default (value|timeout|size|limit|port|number)|"
+    r"what (exit|status|return|error|http|response) (code|status)s?)\b",
     re.I,
 )
 #: Where and how asked at the start of a question.
@@ -165,6 +167,7 @@ UNITS = {
     "count": "max maximum min minimum limit limits count num number workers threads retries "
     "retry attempts concurrency backlog capacity connections depth many total",
     "size": "size sizes bytes kb mb gb memory length len buffer max maximum limit limits chunk",
+    "code": "code codes exit status returncode",
 }
 _UNIT_QUESTION = (
     ("duration", re.compile(r"\bhow (long|often|soon|frequently)|\b(timeout|expir\w*|"
@@ -175,6 +178,7 @@ _UNIT_QUESTION = (
                         r"(?<!how )long(est)?|large|big)\b", re.I)),
     ("count", re.compile(r"\bhow many|\b(limit|maximum|max|minimum|number of|count|cap)\b",
                          re.I)),
+    ("code", re.compile(r"\b(exit|status|return|error|http|response) (code|status)s?\b", re.I)),
 )  # fmt: skip
 
 
