@@ -37,6 +37,7 @@ parts, and parts 2.. get the imports and ``<c> part i of n`` in their context.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -203,61 +204,40 @@ def _class_chunks(file: _File, definition: Definition) -> list[Chunk]:
     1..n of about ``class_part_lines`` each, over its own lines (part 1 holds the
     header and docstring; later parts repeat the class signature in their context), so
     that a field of a 900-line outline is found by its own words."""
-    parts = _class_parts(file, definition)
-    chunks = []
-    for number, rows in enumerate(parts, start=1):
-        extra = None
-        if number > 1:
-            marker = file.spec.comment_marker
-            extra = [f"{marker} part {number} of {len(parts)} of:", definition.signature]
-        chunks.append(
-            file.chunk(
-                kind="class",
-                name=definition.name,
-                qualname=definition.qualname,
-                start_line=rows[0] + 1,
-                end_line=rows[1] + 1,
-                content=skeleton(
-                    definition,
-                    file.spec,
-                    file.source,
-                    file.line_starts,
-                    rows if len(parts) > 1 else None,
-                ),
-                context=file.context(definition.headers, extra),
-                signature=definition.signature,
-                docstring=definition.docstring,
-                parent=definition.parent,
-                part=number if len(parts) > 1 else 0,
-            )
-        )
-    return chunks
+    whole = skeleton(definition, file.spec, file.source, file.line_starts)
+    parts = _class_parts(file, definition, whole.count("\n") + 1)
+    if len(parts) == 1:
+        return _part_chunks(file, definition, "class", parts, definition.headers, lambda _: whole)
+
+    def content(rows: tuple[int, int]) -> str:
+        return skeleton(definition, file.spec, file.source, file.line_starts, rows)
+
+    return _part_chunks(
+        file, definition, "class", parts, definition.headers, content, label_first=False
+    )
 
 
-def _class_parts(file: _File, definition: Definition) -> list[tuple[int, int]]:
-    """Row ranges of a class's parts: its whole range unless its skeleton is longer
-    than ``max_chunk_lines``, else cut at the body's top-level statements (a member
-    with the comments above it) so that each part's skeleton is about equally long."""
+def _class_parts(file: _File, definition: Definition, total: int) -> list[tuple[int, int]]:
+    """Row ranges of a class's parts (``total``: its whole skeleton's lines): its whole
+    range unless the skeleton is longer than ``max_chunk_lines``, else cut at the body's
+    top-level statements (a member with the comments above it) so that each part's
+    skeleton is about equally long."""
     first, last = definition.start_row, definition.end_row
-    whole = (first, last)
     limit = max(1, file.config.index.max_chunk_lines)
-    if definition.body is None:
-        return [whole]
-
-    def size(rows: tuple[int, int]) -> int:
-        text = skeleton(definition, file.spec, file.source, file.line_starts, rows)
-        return text.count("\n") + 1
-
-    total = size(whole)
+    if definition.body is None or total <= limit:
+        return [(first, last)]
     units = [(a, b) for a, b in _statement_units(definition.body, file.spec) if first <= a]
-    if total <= limit or len(units) < 2:
-        return [whole]
+    if len(units) < 2:
+        return [(first, last)]
     count = -(-total // max(1, min(limit, file.config.index.class_part_lines)))
     target = -(-total // count)
     parts: list[tuple[int, int]] = []
     start, held = first, units[0][0] - first  # the header rows count for part 1
     for unit_start, unit_end in units:
-        grown = size((unit_start, unit_end))
+        text = skeleton(
+            definition, file.spec, file.source, file.line_starts, (unit_start, unit_end)
+        )
+        grown = text.count("\n") + 1
         if held and held + grown > target and len(parts) < count - 1:
             kept = trim(file.lines, start + 1, unit_start)
             parts.append((start, (kept[1] - 1) if kept else unit_start - 1))
@@ -268,22 +248,42 @@ def _class_parts(file: _File, definition: Definition) -> list[tuple[int, int]]:
 
 
 def _function_chunks(file: _File, definition: Definition) -> list[Chunk]:
-    headers = _headers(file, definition)
-    parts = _split(file, definition)
+    return _part_chunks(
+        file,
+        definition,
+        definition.kind,
+        _split(file, definition),
+        _headers(file, definition),
+        lambda rows: file.content(*rows),
+    )
+
+
+def _part_chunks(
+    file: _File,
+    definition: Definition,
+    kind: str,
+    parts: list[tuple[int, int]],
+    headers: tuple[str, ...],
+    content: Callable[[tuple[int, int]], str],
+    label_first: bool = True,
+) -> list[Chunk]:
+    """One chunk per part (row range) of a definition; when there are several, their
+    context says "part i of n of:" and the signature (``label_first=False``: not for
+    part 1, which holds the header itself)."""
     chunks = []
     for number, (first, last) in enumerate(parts, start=1):
         extra = None
-        if len(parts) > 1:
+        if len(parts) > 1 and (label_first or number > 1):
             marker = file.spec.comment_marker
             extra = [f"{marker} part {number} of {len(parts)} of:", definition.signature]
         chunks.append(
             file.chunk(
-                kind=definition.kind,
+                kind=kind,
                 name=definition.name,
                 qualname=definition.qualname,
                 start_line=first + 1,
                 end_line=last + 1,
-                content=file.content(first, last),
+                content=content((first, last)),
                 context=file.context(headers, extra),
                 signature=definition.signature,
                 docstring=definition.docstring,
