@@ -179,6 +179,7 @@ def test_kill_9_during_indexing_is_repaired_by_next_run(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["changed"] == 0 and report["embed_pending"] == 0
+    assert report["rechunked"] is False  # the files were all cut before the kill
     assert report["embedded"] == chunks - done
     con = sqlite3.connect(db_path)
     assert con.execute("SELECT count(*) FROM vectors").fetchone()[0] == chunks

@@ -106,18 +106,13 @@ class ContextBuilder:
             chunk = hit.chunk
             if secondary_path(chunk.path) and not is_test_path(chunk.path):
                 found[chunk.id] = self._named_by(chunk, filters)
-        settings = (
-            self._settings(question, shape, filters, sought)
-            if shape.kind == "quantity" and not read.long
-            else []
-        )
+        settings: list[str] = []
         if shape.kind == "quantity" and not read.long:
+            settings = self._settings(question, shape, filters, sought)
             for hit in result.hits[:BASE_HITS]:
-                if hit.chunk.kind == "class" and not secondary_path(hit.chunk.path):
-                    store = self.searcher.store
-                    bases = [e.dst for e in store.edges_from(hit.chunk.id, "inherits")]
-                    if bases:
-                        found[hit.chunk.id] = [*found.get(hit.chunk.id, []), *bases]
+                bases = self._bases(hit.chunk)
+                if bases:
+                    found[hit.chunk.id] = [*found.get(hit.chunk.id, []), *bases]
         hits = self._insert(result.hits, found, settings)
         return Context(result, hits, [m for ms in tested.values() for m in ms])
 
@@ -176,6 +171,12 @@ class ContextBuilder:
             and not secondary_path(chunks[i].path)
             and held(chunks[i]) >= SETTINGS_MIN_SHARE
         ][:SETTINGS]
+
+    def _bases(self, chunk: Chunk) -> list[str]:
+        """The classes a class of code (not a test, doc or example) inherits from."""
+        if chunk.kind != "class" or secondary_path(chunk.path):
+            return []
+        return [e.dst for e in self.searcher.store.edges_from(chunk.id, "inherits")]
 
     def _named_by(self, doc: Chunk, filters: Filters | None) -> list[str]:
         """Code chunks of the names a documentation chunk writes: definitions by that

@@ -778,6 +778,10 @@ def _message_words(texts: Sequence[str]) -> list[list[str]]:
     return out
 
 
+#: A line that is a comment (or a line of a block comment).
+_COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")
+
+
 def _prose_lines(lines: list[tuple[int, str]]) -> set[int]:
     """Indexes of the lines that are prose: inside a triple-quoted string (a docstring,
     a setting's description) or a comment, with three words or more."""
@@ -786,7 +790,7 @@ def _prose_lines(lines: list[tuple[int, str]]) -> set[int]:
     for i, (_, text) in enumerate(lines):
         quotes = text.count('"""') + text.count("'''")
         in_string = inside or quotes > 0
-        comment = bool(re.match(r"^\s*(#|//|/\*|\*)", text))
+        comment = bool(_COMMENT_LINE.match(text))
         words = re.findall(r"[A-Za-z]{2,}", text)
         if (in_string or comment) and len(words) >= 3:
             out.add(i)
@@ -866,7 +870,7 @@ def _member(lines: list[tuple[int, str]], at: int) -> str:
             continue
         if _indent(line) != indent:
             return ""
-        if re.match(r"\s*(#|//|/\*|\*)", line):
+        if _COMMENT_LINE.match(line):
             continue
         m = _FIELD.match(line)
         statement = re.match(r"\s*(def|class|if|for|while|return)\b", line)

@@ -31,6 +31,9 @@ from .terms import stems, without_contractions
 
 SHAPES = ("error", "tests", "impact", "who", "quantity", "what-happens", "where", "how", "yesno")
 
+#: A code the question asks the value of ("what exit code", "the status codes").
+_CODE_ASKED = r"(exit|status|return|error|http|response) (code|status)s?"
+
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "tests",
@@ -65,8 +68,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"what (is|are) the (default|limit|maximum|minimum|max|min|size|timeout|"
             r"number|port|interval)|default (value|timeout|size|limit|port|number)|"
             r"limits?|maximum|minimum|max|timeouts?|expir\w+|ttl|lifetime|"
-            r"(size|length|duration|interval|delay|port) of|"
-            r"what (exit|status|return|error|http|response) (code|status)s?)\b",
+            rf"(size|length|duration|interval|delay|port) of|what {_CODE_ASKED})\b",
             re.I,
         ),
     ),
@@ -95,8 +97,7 @@ _HOW_MUCH = re.compile(r"\bhow (long|many|much|often)\b", re.I)
 #: A quantity asked for as such (not only a unit word of the subject).
 _QUANTITY_ASKED = re.compile(
     r"\b(how (long|many|much|often|big|large|soon|fast|frequently)|what(?: i|')s the|"
-    r"what (is|are) the|default (value|timeout|size|limit|port|number)|"
-    r"what (exit|status|return|error|http|response) (code|status)s?)\b",
+    rf"what (is|are) the|default (value|timeout|size|limit|port|number)|what {_CODE_ASKED})\b",
     re.I,
 )
 #: Where and how asked at the start of a question.
@@ -178,7 +179,7 @@ _UNIT_QUESTION = (
                         r"(?<!how )long(est)?|large|big)\b", re.I)),
     ("count", re.compile(r"\bhow many|\b(limit|maximum|max|minimum|number of|count|cap)\b",
                          re.I)),
-    ("code", re.compile(r"\b(exit|status|return|error|http|response) (code|status)s?\b", re.I)),
+    ("code", re.compile(rf"\b{_CODE_ASKED}\b", re.I)),
 )  # fmt: skip
 
 
