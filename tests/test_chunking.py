@@ -128,6 +128,40 @@ def test_a_comment_after_a_blank_line_or_after_code_is_not_attached() -> None:
     assert one(chunks, "b").docstring == "comment of b"
 
 
+def test_a_doc_block_one_blank_line_above_a_javascript_function_is_its_doc() -> None:
+    # express writes every method so: its JSDoc, a blank line, ``res.x = function``
+    text = src("""
+        /**
+         * Module header.
+         */
+
+        function first() {
+          return 0;
+        }
+
+        /**
+         * Redirect to the given `url`, defaulting to 302.
+         */
+
+        res.redirect = function redirect(url) {
+          return url;
+        };
+
+        // a line comment after a blank line is not attached
+
+        res.set = res.header = function header(field, val) {
+          return val;
+        };
+        """)
+    chunks = chunks_of("lib/response.js", text)
+    assert one(chunks, "first").start_line == 5  # a file's header is the module's
+    redirect = one(chunks, "res.redirect")
+    assert redirect.start_line == 9
+    assert redirect.docstring == "Redirect to the given `url`, defaulting to 302."
+    chained = one(chunks, "res.set")  # a chained assignment is named by its first target
+    assert chained.start_line == 19 and chained.kind == "function"
+
+
 def test_docstrings_and_doc_comments_are_cleaned() -> None:
     py = chunks_of("python.py")
     assert one(py, "Order.pay").docstring == (

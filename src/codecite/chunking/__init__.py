@@ -26,9 +26,10 @@ from .treesitter import chunk_code
 
 __all__ = ["CHUNKING_VERSION", "chunk_file", "chunking_key", "parse"]
 
-#: Raised when the chunker cuts files differently (2: long class outlines in parts): an
-#: index made by another version re-chunks every file at its next run.
-CHUNKING_VERSION = 2
+#: Raised when the chunker cuts files differently (2: long class outlines in parts; 3: a
+#: JSDoc block one blank line above its function, chained assignments of a function):
+#: an index made by another version re-chunks every file at its next run.
+CHUNKING_VERSION = 3
 
 _KIND_ORDER = {"module": 0, "class": 1, "function": 2, "method": 2}
 _local = threading.local()

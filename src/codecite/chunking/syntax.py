@@ -228,6 +228,9 @@ class Walker:
             if assign.type != "assignment_expression":
                 return None
             name, value = assign.child_by_field_name("left"), assign.child_by_field_name("right")
+            # ``res.set = res.header = function header(field, val) {...}``: the first name
+            while value is not None and value.type == "assignment_expression":
+                value = value.child_by_field_name("right")
         else:
             return None
         if name is None or value is None or value.type not in spec.function_values:
@@ -390,7 +393,9 @@ class Walker:
         comments: list[Node] = []
         for position in range(index - 1, -1, -1):
             sibling = named[position]
-            if last_row(sibling) < start - 1:
+            if last_row(sibling) < start - 1 and not (
+                position == index - 1 and self._doc_block_above(sibling, start)
+            ):
                 break
             if sibling.type in spec.attributes:
                 start = sibling.start_point.row
@@ -402,6 +407,20 @@ class Walker:
             else:
                 break
         return start, comments
+
+    def _doc_block_above(self, comment: Node, row: int) -> bool:
+        """Whether ``comment`` is a ``/** ... */`` doc block one blank line above the
+        definition at ``row`` (JSDoc and Javadoc are often written so: express's
+        ``res.format``), not a file's header comment (the file's first node)."""
+        if comment.type not in self.spec.comments or last_row(comment) != row - 2:
+            return False
+        if (
+            comment.prev_named_sibling is None
+            and comment.parent is not None
+            and (comment.parent.parent is None)
+        ):
+            return False
+        return self.text(comment).startswith("/**")
 
     def _is_overload(self, node: Node, name: str) -> bool:
         inner = self.unwrap(node)
