@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..filters import Filters
-from ..graph.testmap import is_test_path
+from ..graph.testmap import is_test_path, subject_stem
 from ..retrieve.expand import GraphStore
 from ..retrieve.types import Hit
 from ..types import Chunk
@@ -167,7 +167,7 @@ class ExtractiveAnswerer:
         if subject is not None and shape.kind in ("impact", "tests", "how"):
             facts, graph_blocks = self._graph(subject, shape, hits, out)
         if shape.kind == "tests":  # the tests found for the question's words lead
-            found = self._retrieved_tests(evidence, out)
+            found = self._retrieved_tests(evidence, out, shape)
             if found:
                 named = ", ".join(f"`{b.qualname}` ({b.citation})" for b in found)
                 facts.insert(0, f"Tests that check it: {named}.")
@@ -270,15 +270,21 @@ class ExtractiveAnswerer:
                 facts.append(f"{name} calls {named}.")
         return facts, blocks
 
-    def _retrieved_tests(self, evidence: Sequence[Evidence], out: Extract) -> list[AnswerBlock]:
+    def _retrieved_tests(
+        self, evidence: Sequence[Evidence], out: Extract, shape: Shape
+    ) -> list[AnswerBlock]:
         """Blocks of the best evidence in tests (one a test), at most :data:`MAX_FACTS`,
-        when a test is among the first :data:`TESTS_FIRST` pieces of evidence. A test
-        function's block is cited from the test's first line (its name, where a reader
-        looks for it) to the lines shown, a later part of a split one's from its head."""
+        when a test is among the first :data:`TESTS_FIRST` pieces of evidence; the tests
+        of a file named after the question's subject first ("the retry behaviour":
+        ``tests/test_retry.py``). A test function's block is cited from the test's first
+        line (its name, where a reader looks for it) to the lines shown, a later part of
+        a split one's from its head."""
         if not any(is_test_path(ev.path) for ev in evidence[:TESTS_FIRST]):
             return []
+        subject = {stem(t) for t in shape.subject}
+        named = {ev.path for ev in evidence if stems(subject_stem(ev.path)) & subject}
         blocks: list[AnswerBlock] = []
-        for ev in evidence:
+        for ev in sorted(evidence, key=lambda ev: ev.path not in named):
             if (
                 not is_test_path(ev.path)
                 or ev.role == "import"  # a test module's imports test nothing
