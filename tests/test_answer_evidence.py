@@ -970,3 +970,112 @@ def test_how_long_asks_for_a_duration_and_the_longest_for_a_size() -> None:
     assert "seconds" in unit_words("How long does a login session stay valid?")
     assert "bytes" not in unit_words("How long does a login session stay valid?")
     assert "bytes" in unit_words("What is the longest URL a client may send?")
+
+
+def test_a_module_chunk_quotes_only_its_own_lines() -> None:
+    # the functions inside a module chunk's range are chunks of their own: its evidence
+    # is its imports and top-level code, never another chunk's lines under its name
+    from codecite.answer.evidence import chunk_lines
+    from codecite.chunking import chunk_file
+    from codecite.config import Config
+
+    text = (
+        "import os\n\n"
+        "LIMIT = 10\n\n\n"
+        "def send(path):\n"
+        "    if not path:\n"
+        "        raise TypeError('path argument is required')\n"
+        "    return path\n\n\n"
+        "TIMEOUT = 30\n"
+    )
+    chunks = chunk_file(text, path="lib/send.py", language="python", repo="r", config=Config())
+    module = next(c for c in chunks if c.kind == "module")
+    assert (module.start_line, module.end_line) == (1, 12)
+    lines = chunk_lines(module, lambda path: text.split("\n"))
+    assert [n for n, t in lines if t.strip()] == [1, 3, 12]
+    assert not any("raise" in t for _, t in lines)
+
+
+def test_an_index_into_a_sequence_is_no_quantity(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "lib/response.js": (
+            "/**\n"
+            " * Redirect to the given `url` with an optional response `status`.\n"
+            " */\n"
+            "res.redirect = function redirect(url) {\n"
+            "  var address = url;\n"
+            "  var status = 302;\n"
+            "  if (arguments.length === 2) {\n"
+            "    status = arguments[1];\n"
+            "    address = arguments[0];\n"
+            "  }\n"
+            "  return this.send(status, address);\n"
+            "};\n"
+        ),
+    }
+    question = "When we redirect without a status code, which status code is sent?"
+    answer = ask_in(tmp_path_factory, files, question)
+    assert question_shape(answer.question).kind == "quantity"  # "which status code"
+    assert answer.evidence[0].focus_text == "var status = 302;"
+    from codecite.answer.evidence import _NUMBER
+
+    assert not _NUMBER.search("status = arguments[1];") and not _NUMBER.search("argv[-1]")
+    assert _NUMBER.search("var status = 302;") and _NUMBER.search("sizes = [30, 60]")
+
+
+def test_a_limit_is_answered_where_a_size_is_checked_against_its_bound(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "router/group.go": (
+            "package router\n\n"
+            "// abortIndex marks a chain that was aborted.\n"
+            "const abortIndex int8 = 63\n\n"
+            "// combine appends handlers to the group's own.\n"
+            "func (g *Group) combine(handlers Chain) Chain {\n"
+            "\tsize := len(g.Handlers) + len(handlers)\n"
+            '\tassert1(size < int(abortIndex), "too many handlers")\n'
+            "\tmerged := make(Chain, size)\n"
+            "\tcopy(merged, g.Handlers)\n"
+            "\treturn merged\n"
+            "}\n"
+        ),
+    }
+    limit = ask_in(tmp_path_factory, files, "Is there a limit on how many handlers a group holds?")
+    check = next(ev for ev in limit.evidence if ev.focus_text.startswith("assert1("))
+    assert check.features.get("q_bound") == 1.0
+    count = ask_in(tmp_path_factory, files, "How many handlers does a group hold?")
+    # a count asked for, no limit: a comparison is not its answer
+    assert not any(ev.features.get("q_bound") for ev in count.evidence)
+
+
+def test_the_tests_of_a_file_named_after_the_subject_come_first(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    files = {
+        "jobs/retry.py": (
+            "def retry(job, times):\n"
+            '    """Enqueue a failed job again, at most ``times`` times."""\n'
+            "    job.retries_left = times\n"
+            "    return job\n"
+        ),
+        "tests/test_worker.py": (
+            "from jobs.retry import retry\n\n\n"
+            "def test_worker_handles_retry_of_failed_jobs():\n"
+            "    job = retry(make_failed_job(), 3)\n"
+            "    assert job.retries_left == 3\n"
+        ),
+        "tests/test_retry.py": (
+            "from jobs.retry import retry\n\n\n"
+            "def test_a_failed_job_is_enqueued_again():\n"
+            "    job = retry(make_failed_job(), 1)\n"
+            "    assert job.retries_left == 1\n"
+        ),
+    }
+    answer = ask_in(
+        tmp_path_factory, files, "Which tests check the retry behaviour of failed jobs?"
+    )
+    assert answer.citations[0].path == "tests/test_retry.py"
+    assert any(c.path == "tests/test_worker.py" for c in answer.citations)

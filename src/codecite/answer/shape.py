@@ -68,7 +68,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"what (is|are) the (default|limit|maximum|minimum|max|min|size|timeout|"
             r"number|port|interval)|default (value|timeout|size|limit|port|number)|"
             r"limits?|maximum|minimum|max|timeouts?|expir\w+|ttl|lifetime|"
-            rf"(size|length|duration|interval|delay|port) of|what {_CODE_ASKED})\b",
+            rf"(size|length|duration|interval|delay|port) of|(what|which) {_CODE_ASKED})\b",
             re.I,
         ),
     ),
@@ -97,7 +97,8 @@ _HOW_MUCH = re.compile(r"\bhow (long|many|much|often)\b", re.I)
 #: A quantity asked for as such (not only a unit word of the subject).
 _QUANTITY_ASKED = re.compile(
     r"\b(how (long|many|much|often|big|large|soon|fast|frequently)|what(?: i|')s the|"
-    rf"what (is|are) the|default (value|timeout|size|limit|port|number)|what {_CODE_ASKED})\b",
+    r"what (is|are) the|default (value|timeout|size|limit|port|number)|"
+    rf"(what|which) {_CODE_ASKED})\b",
     re.I,
 )
 #: Where and how asked at the start of a question.
@@ -155,7 +156,7 @@ GENERIC_WORDS = frozenset(
     want wants try tries please thing things some default defaults value values get gets
     should would could might must also just really actually currently exactly
     anything something everything nothing anywhere somewhere whatever whenever
-    our ours us they them their theirs its
+    our ours us they them their theirs its own without
     """.split()
 )
 
