@@ -49,8 +49,11 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
     (r"\b(in memory|spills?|temporary files?|to disk|on disk)\b",
      "memory spool tempfile max"),
     (r"\blongest\b|\btoo long\b|\blength of\b", "max length limit"),
+    (r"\b(a|any|the) (cap|ceiling) (on|of|for)\b|\bcapped\b", "max limit"),
     (r"(longest|long|length of|size of)( an?| the)? (urls?|uris?|links?|request lines?)",
      "request line uri limit"),
+    (r"\bmiddlewares? (steps?|layers?|stack\w*|chain\w*)|(steps?|layers?|stack|chain) of "
+     r"middlewares?|middlewares? .{0,30}\b(stack|chain)(ed|s)?\b", "handlers chain stack"),
     # HTTP behaviour
     (r"\b(visitors?|web ?site users?)\b", "client request"),
     (r"(page|url|path|route|link)s? .{0,30}(does ?n.t|do ?n.t|not|never) (exist|have|match|"
@@ -77,7 +80,8 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
      r"\b(stays? valid|valid for|lasts?|expir\w*|time.?outs?)\b|"
      r"how long .{0,30}\b(logged|signed) in\b",
      "lifetime expire expires expiration max age"),
-    (r"\b(username|user name)s?\b.{0,30}\bpasswords?\b|\bpassword prompt\b|"
+    (r"\b(username|user name)s?\b.{0,30}\bpasswords?( (prompt|dialog|box)s?)?\b|"
+     r"\bpassword prompt\b|"
      r"\blogin prompt\b", "basic auth realm authorization"),
     (r"hidden from (page )?scripts|javascript can.?t read|only (over|via) https",
      "httponly secure samesite"),
