@@ -162,6 +162,31 @@ def test_a_doc_block_one_blank_line_above_a_javascript_function_is_its_doc() -> 
     assert chained.start_line == 19 and chained.kind == "function"
 
 
+def test_a_getter_defined_by_a_call_is_a_function_chunk() -> None:
+    text = src("""
+        /**
+         * Parse the subdomains of the host.
+         */
+        defineGetter(req, 'subdomains', function subdomains() {
+          return this.hostname.split('.');
+        });
+
+        Object.defineProperty(Request.prototype, 'secure', {
+          get: function () { return this.protocol === 'https'; }
+        });
+
+        describe('req.subdomains', function () {
+          it('works', function () {});
+        });
+        """)
+    chunks = chunks_of("lib/request.js", text)
+    getter = one(chunks, "req.subdomains")
+    assert (getter.kind, getter.start_line, getter.end_line) == ("function", 1, 6)
+    assert getter.docstring == "Parse the subdomains of the host."
+    assert one(chunks, "Request.secure").kind == "method"
+    assert not any(c.qualname.endswith("works") for c in chunks)  # a test's call is no getter
+
+
 def test_docstrings_and_doc_comments_are_cleaned() -> None:
     py = chunks_of("python.py")
     assert one(py, "Order.pay").docstring == (

@@ -225,6 +225,8 @@ class Walker:
             name, value = node.child_by_field_name("key"), self._value(node)
         elif node.type == "expression_statement" and node.named_child_count == 1:
             assign = node.named_children[0]
+            if assign.type == "call_expression":
+                return self._defined_getter(assign)
             if assign.type != "assignment_expression":
                 return None
             name, value = assign.child_by_field_name("left"), assign.child_by_field_name("right")
@@ -244,6 +246,36 @@ class Walker:
         ):
             return None
         return _js_name(self.text(name)), value
+
+    def _defined_getter(self, call: Node) -> tuple[list[str], Node] | None:
+        """``defineGetter(req, 'subdomains', function subdomains() {...})``,
+        ``Object.defineProperty(obj, 'name', {get: function () {...}})``: (``req``,
+        ``subdomains``) and the getter, a property defined by a function."""
+        callee, args = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+        if callee is None or args is None or not _DEFINES.search(self.text(callee)):
+            return None
+        values = [c for c in args.named_children if c.type not in self.spec.comments]
+        if len(values) != 3 or values[1].type != "string":
+            return None
+        owner, getter = values[0], values[2]
+        if getter.type == "object":  # {get: function () {...}}: the getter
+            getter = next(
+                (
+                    v
+                    for pair in getter.named_children
+                    if pair.type == "pair"
+                    and self.text(pair.child_by_field_name("key") or pair) == "get"
+                    and (v := pair.child_by_field_name("value")) is not None
+                ),
+                getter,
+            )
+        if getter.type not in self.spec.function_values or owner.type not in (
+            "identifier",
+            "member_expression",
+            "this",
+        ):
+            return None
+        return [*split_name(self.text(owner)), *_js_name(self.text(values[1]))], getter
 
     def _value(self, node: Node) -> Node | None:
         """The value of a declarator/field/pair, looking through ``memo(() => ...)``."""
@@ -434,6 +466,10 @@ def _is_trailing(comment: Node) -> bool:
     """A comment on the same line as the code before it belongs to that code."""
     previous = comment.prev_sibling
     return previous is not None and last_row(previous) == comment.start_point.row
+
+
+#: Calls that define a property by a function (a getter).
+_DEFINES = re.compile(r"(^|\.)(define\w*(Getter|Property)|__defineGetter__)$")
 
 
 def _js_name(text: str) -> list[str]:

@@ -3,9 +3,9 @@
 - ``function`` / ``method``: the definition's whole lines, from its first
   decorator/attribute or the comment block directly above it (no blank line
   between; a ``/** ... */`` doc block one blank line above, as JSDoc is often
-  written, but not a file's header) to its last line. TypeScript overload signatures directly above an
-  implementation of the same name belong to its chunk (the chunk then parses
-  alone). Longer than ``max_chunk_lines``: cut at the body's top-level
+  written, but not a file's header) to its last line. TypeScript overload
+  signatures directly above an implementation of the same name belong to its
+  chunk (the chunk then parses alone). Longer than ``max_chunk_lines``: cut at the body's top-level
   statements into parts 1..n (part 1 holds the header; each part's context
   repeats the signature).
 - ``class``: the skeleton (:mod:`.skeleton`) over the class's whole line range; a
