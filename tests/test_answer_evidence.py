@@ -749,7 +749,9 @@ def test_a_how_answer_names_only_what_its_lead_calls(
     lead = answer.evidence[0]
     assert lead.chunk.kind not in ("function", "method", "class")
     assert " calls `" not in answer.answer  # no callees of another definition than the lead's
-    assert answer.answer.startswith("`app.cache` (app/cache.py:3): The cache is configured")
+    # the statement leads (its doc comment, shown above it, is not preferred to it)
+    assert answer.answer.startswith("`app.cache` (app/cache.py:")
+    assert "The cache is configured once at import" in answer.answer
 
 
 def test_in_a_pasted_trace_the_frame_where_it_failed_leads() -> None:
