@@ -110,6 +110,12 @@ def index(tmp_path_factory: pytest.TempPathFactory):
             False,
         ),
         ("why do I get 'Too many files. Maximum number of files is 1000.'", "error", False),
+        # the longest, a status code asked for by "which": quantities
+        ("What's the longest URL a client can send before getting an error?", "quantity", False),
+        ("When we redirect, which status code is sent?", "quantity", False),
+        # a job depending on another job is the domain's, not code depending on code
+        ("If a job depends on another job and it fails, does the dependent job run?", "how", False),
+        ("If I rewrite the cookie parser, which features depend on it?", "impact", False),
     ],
 )
 def test_question_shapes(question: str, kind: str, polar: bool) -> None:
@@ -857,6 +863,16 @@ def test_the_code_words_for_the_askers_own_are_searched_and_cited(
     assert "lifetime" in lifetime and "expiration" in lifetime
     assert concept_terms("Is there session storage so users stay logged in?") == ()
     assert concept_terms("What does a visitor see on a missing page?")[:2] == ("client", "request")
+    from codecite.retrieve.concepts import concept_matches
+
+    # the whole phrase describes the concept: "prompt" is found where "basic auth" is
+    prompt = concept_matches("Can we put a username/password prompt in front of it?")
+    assert prompt[0] == (
+        ("username", "password", "prompt"),
+        ("basic", "auth", "realm", "authorization"),
+    )
+    assert "handlers" in concept_terms("Is there a cap on how many middleware steps one has?")
+    assert "route" in concept_terms("Which endpoint serves the health check?")
     repo = make_git_repo(tmp_path_factory.mktemp("concepts") / "app", SERVER)
     with codecite.open_index(repo) as idx:
         idx.update(embed=False)

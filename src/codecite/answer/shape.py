@@ -49,7 +49,10 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(breaks?|(be|is|are|gets?) broken|impact\w*|affect\w*|"
             r"if (i|we) (change|modify|remove|rename|delete|refactor)|who (uses|calls)|"
             r"callers?|called (by|from)|used by(?! default)|usages|usage of|"
-            r"depends? on|dependents?|ripple)\b",
+            # what depends on the code ("which features depend on it"), not a thing of the
+            # domain depending on another ("if a job depends on another job")
+            r"depends? on (it|this|that|them|these|those)|(what|which|who)\b.{0,40}\bdepends? on|"
+            r"dependents|ripple)\b",
             re.I,
         ),
     ),
@@ -67,7 +70,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(how (long|many|much|often|big|large|soon|fast|frequently)|"
             r"what (is|are) the (default|limit|maximum|minimum|max|min|size|timeout|"
             r"number|port|interval)|default (value|timeout|size|limit|port|number)|"
-            r"limits?|maximum|minimum|max|timeouts?|expir\w+|ttl|lifetime|"
+            r"limits?|maximum|minimum|max|timeouts?|expir\w+|ttl|lifetime|longest|largest|"
+            r"biggest|shortest|smallest|at most|(a|any|the) cap (on|of|for)|"
             rf"(size|length|duration|interval|delay|port) of|(what|which) {_CODE_ASKED})\b",
             re.I,
         ),

@@ -56,6 +56,7 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
      r"middlewares?|middlewares? .{0,30}\b(stack|chain)(ed|s)?\b", "handlers chain stack"),
     # HTTP behaviour
     (r"\b(visitors?|web ?site users?)\b", "client request"),
+    (r"\bendpoints?\b", "route routes handler"),
     (r"(page|url|path|route|link)s? .{0,30}(does ?n.t|do ?n.t|not|never) (exist|have|match|"
      r"found)|(no|missing|unknown) (page|route|url)|not found|broken links?", "404 notfound"),
     (r"wrong (http )?(method|verb)|(method|verb) .{0,30}(not (allowed|supported)|isn.t "
