@@ -873,6 +873,7 @@ def test_the_code_words_for_the_askers_own_are_searched_and_cited(
     )
     assert "handlers" in concept_terms("Is there a cap on how many middleware steps one has?")
     assert "route" in concept_terms("Which endpoint serves the health check?")
+    assert concept_terms("What does a user see when they forget a required option?") == ("missing",)
     repo = make_git_repo(tmp_path_factory.mktemp("concepts") / "app", SERVER)
     with codecite.open_index(repo) as idx:
         idx.update(embed=False)

@@ -86,9 +86,10 @@ _CONCEPTS: tuple[tuple[str, str], ...] = (
      r"\blogin prompt\b", "basic auth realm authorization"),
     (r"hidden from (page )?scripts|javascript can.?t read|only (over|via) https",
      "httponly secure samesite"),
-    (r"\b(tamper\w*|forge\w*|edit(ing)? (it|the cookie|their session))\b",
+    (r"\b(tamper\w*|forg(e|es|ed|ery|eries|ing)|edit(ing)? (it|the cookie|their session))\b",
      "signed signature secret"),
     # command-line tools
+    (r"\b(forg[eo]t\w*|omit\w*|leaves? out|left out|leaves? off|left off)\b", "missing"),
     (r"\b(mistyp\w*|typos?|misspel\w*|did you mean|close matches?)\b",
      "suggest close matches similar"),
     (r"\bexit (code|status)\b|\bscripts? calling\b", "exit code status"),
