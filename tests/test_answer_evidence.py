@@ -113,6 +113,7 @@ def index(tmp_path_factory: pytest.TempPathFactory):
         # the longest, a status code asked for by "which": quantities
         ("What's the longest URL a client can send before getting an error?", "quantity", False),
         ("When we redirect, which status code is sent?", "quantity", False),
+        ("On a very wide terminal, how wide can the help screen get?", "quantity", False),
         # a job depending on another job is the domain's, not code depending on code
         ("If a job depends on another job and it fails, does the dependent job run?", "how", False),
         ("If I rewrite the cookie parser, which features depend on it?", "impact", False),

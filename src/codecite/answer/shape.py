@@ -31,6 +31,11 @@ from .terms import stems, without_contractions
 
 SHAPES = ("error", "tests", "impact", "who", "quantity", "what-happens", "where", "how", "yesno")
 
+#: "How long", "how many", "how wide": a quantity asked for.
+_HOW_QUANTITY = (
+    r"how (long|many|much|often|big|large|soon|fast|frequently|wide|deep|high|far|small)"
+)
+
 #: A code the question asks the value of ("what exit code", "the status codes").
 _CODE_ASKED = r"(exit|status|return|error|http|response) (code|status)s?"
 
@@ -67,7 +72,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "quantity",
         re.compile(
-            r"\b(how (long|many|much|often|big|large|soon|fast|frequently)|"
+            rf"\b({_HOW_QUANTITY}|"
             r"what (is|are) the (default|limit|maximum|minimum|max|min|size|timeout|"
             r"number|port|interval)|default (value|timeout|size|limit|port|number)|"
             r"limits?|maximum|minimum|max|timeouts?|expir\w+|ttl|lifetime|longest|largest|"
@@ -100,7 +105,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _HOW_MUCH = re.compile(r"\bhow (long|many|much|often)\b", re.I)
 #: A quantity asked for as such (not only a unit word of the subject).
 _QUANTITY_ASKED = re.compile(
-    r"\b(how (long|many|much|often|big|large|soon|fast|frequently)|what(?: i|')s the|"
+    rf"\b({_HOW_QUANTITY}|what(?: i|')s the|"
     r"what (is|are) the|default (value|timeout|size|limit|port|number)|"
     rf"(what|which) {_CODE_ASKED})\b",
     re.I,
@@ -121,7 +126,7 @@ SUBJECT_STOPWORDS = STOPWORDS - {"file", "files", "show", "find", "handle", "han
 #: The phrases that make a shape ("how many", "what happens", "who can"), removed
 #: before the subject is read ("too many files" keeps "many").
 _SHAPE_PHRASE = re.compile(
-    r"\b(how (long|many|much|often|big|large|soon|fast|frequently|does|do|is|are|can)|"
+    rf"\b({_HOW_QUANTITY}|how (does|do|is|are|can)|"
     r"what happens|what if|what (is|are) the|who (can|may|is allowed to|uses|calls)|"
     r"what breaks|if (i|we) (change|modify|remove|rename|delete|refactor)|"
     r"what should (i|we) (test|check|verify)|which tests?|where (is|are|do|does)|"
@@ -172,7 +177,8 @@ UNITS = {
     "keepalive keep alive grace wait sleep duration period time times heartbeat",
     "count": "max maximum min minimum limit limits count num number workers threads retries "
     "retry attempts concurrency backlog capacity connections depth many total",
-    "size": "size sizes bytes kb mb gb memory length len buffer max maximum limit limits chunk",
+    "size": "size sizes bytes kb mb gb memory length len buffer max maximum limit limits chunk "
+    "width columns depth",
     "code": "code codes exit status returncode",
 }
 _UNIT_QUESTION = (
@@ -180,8 +186,8 @@ _UNIT_QUESTION = (
                             r"seconds?|minutes?|hours?|days?|wait\w*|interval|ttl|lifetime)\b",
                             re.I)),
     # "how long" asks for a duration; "long" alone ("too long", "the longest URL") a size
-    ("size", re.compile(r"\bhow (much|big|large)|\b(size|bytes?|memory|length|"
-                        r"(?<!how )long(est)?|large|big)\b", re.I)),
+    ("size", re.compile(r"\bhow (much|big|large|wide|deep|high|far|small)|\b(size|bytes?|"
+                        r"memory|length|width|(?<!how )long(est)?|large|big)\b", re.I)),
     ("count", re.compile(r"\bhow many|\b(limit|maximum|max|minimum|number of|count|cap)\b",
                          re.I)),
     ("code", re.compile(rf"\b{_CODE_ASKED}\b", re.I)),
