@@ -114,6 +114,8 @@ def index(tmp_path_factory: pytest.TempPathFactory):
         ("What's the longest URL a client can send before getting an error?", "quantity", False),
         ("When we redirect, which status code is sent?", "quantity", False),
         ("On a very wide terminal, how wide can the help screen get?", "quantity", False),
+        ("Who is trusted to say that a request came in over HTTPS?", "who", False),
+        ("Whose forwarded client-IP headers do we trust out of the box?", "who", False),
         # a job depending on another job is the domain's, not code depending on code
         ("If a job depends on another job and it fails, does the dependent job run?", "how", False),
         ("If I rewrite the cookie parser, which features depend on it?", "impact", False),

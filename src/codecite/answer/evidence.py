@@ -100,7 +100,7 @@ _NUMBER = re.compile(
 _PERMISSION = re.compile(
     r"\b(permission\w*|scopes?|roles?|admin\w*|auth\w*|allowed|forbidden|unauthori[sz]ed|"
     r"403|401|has_perm\w*|is_(staff|superuser|authenticated)|requires?|owner|grant\w*|"
-    r"access|acl|privilege\w*|can_\w+)\b",
+    r"access|acl|privilege\w*|can_\w+|trust\w*)\b",
     re.I,
 )
 #: The weight of each feature of a line (:meth:`EvidenceFinder._chunk_evidence`) in

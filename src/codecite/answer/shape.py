@@ -64,7 +64,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "who",
         re.compile(
-            r"\b(who (can|may|is allowed|has access|gets)|which (users?|roles?|people)|"
+            r"\b(who (can|may|is allowed|has access|gets|is trusted|are trusted)|whose|"
+            r"which (users?|roles?|people)|"
             r"permissions?|allowed to|authori[sz]\w*|access control|only admins?)\b",
             re.I,
         ),
