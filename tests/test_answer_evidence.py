@@ -1068,6 +1068,7 @@ def test_a_limit_is_answered_where_a_size_is_checked_against_its_bound(
     limit = ask_in(tmp_path_factory, files, "Is there a limit on how many handlers a group holds?")
     check = next(ev for ev in limit.evidence if ev.focus_text.startswith("assert1("))
     assert check.features.get("q_bound") == 1.0
+    assert not check.features.get("q_no_number")  # its bound is named, not written
     count = ask_in(tmp_path_factory, files, "How many handlers does a group hold?")
     # a count asked for, no limit: a comparison is not its answer
     assert not any(ev.features.get("q_bound") for ev in count.evidence)

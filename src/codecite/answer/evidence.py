@@ -629,6 +629,8 @@ class EvidenceFinder:
             # a limit asked for ("a cap on how many", "the longest URL") is enforced where
             # a size is compared with its bound: ``assert1(finalSize < int(abortIndex), ...)``
             out["q_bound"] = float(self.limit and bool(_COMPARISON.search(code)))
+            if out["q_bound"]:  # its bound is a name (``size < int(abortIndex)``): no lack
+                out["q_no_number"] = 0.0
         elif kind in ("what-happens", "error"):
             out["wh_raise"] = float(role in ("raise", "log"))
             out["wh_branch"] = float(role in ("branch", "return"))
