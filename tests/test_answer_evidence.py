@@ -1102,3 +1102,27 @@ def test_the_tests_of_a_file_named_after_the_subject_come_first(
     )
     assert answer.citations[0].path == "tests/test_retry.py"
     assert any(c.path == "tests/test_worker.py" for c in answer.citations)
+
+
+def test_a_statement_over_several_lines_is_read_whole(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # ``raise TypeError(`` says nothing alone: its message, on the lines after it, does
+    files = {
+        "web/views.py": (
+            "def make_response(rv):\n"
+            '    """Turn what a view returned into a response."""\n'
+            "    if isinstance(rv, tuple):\n"
+            "        raise ValueError('a tuple needs a body and a status')\n"
+            "    if rv is None:\n"
+            "        raise TypeError(\n"
+            '            "The view function did not return a valid response:"\n'
+            '            " it returned nothing or ended without a return statement."\n'
+            "        )\n"
+            "    return rv\n"
+        ),
+    }
+    answer = ask_in(tmp_path_factory, files, "What happens when a view function returns nothing?")
+    lead = answer.evidence[0]
+    assert lead.focus_text == "raise TypeError("
+    assert lead.features["own"] > 0.5

@@ -548,6 +548,10 @@ class EvidenceFinder:
                 continue  # punctuation, a docstring's quotes, "Args:", "----------"
             role = line_role(text, chunk)
             found = line_stems[i]
+            if role in _STATEMENT_ROLES and depths[i] > 0:
+                # a statement over several lines is read whole: ``raise TypeError(`` and
+                # the message written on the lines after it
+                found = found.union(*line_stems[i + 1 : _statement_end(depths, i) + 1])
             near = frozenset().union(*line_stems[max(0, i - NEAR) : i + NEAR + 1]) - found
             features = dict(common)
             features.update(self._line_features(role, text, found, named))
@@ -699,6 +703,20 @@ class EvidenceFinder:
             if depth > 0:
                 return bool(ROLE_PATTERNS[2][1].search(lines[j][1]))
         return False
+
+
+#: Roles whose line may open a statement continued on the lines after it.
+_STATEMENT_ROLES = frozenset({"raise", "log", "return"})
+
+
+def _statement_end(depths: Sequence[int], i: int) -> int:
+    """The index of the last line of the statement that line ``i`` opens (its brackets
+    closed), at most :data:`MAX_BLOCK_LINES` lines on."""
+    depth, end = depths[i], i
+    while depth > 0 and end + 1 < len(depths) and end - i < MAX_BLOCK_LINES - 1:
+        end += 1
+        depth += depths[end]
+    return end
 
 
 def _frame_weights(landed: set[int]) -> dict[int, float]:
