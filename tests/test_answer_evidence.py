@@ -1126,3 +1126,14 @@ def test_a_statement_over_several_lines_is_read_whole(
     lead = answer.evidence[0]
     assert lead.focus_text == "raise TypeError("
     assert lead.features["own"] > 0.5
+
+
+def test_the_innermost_frame_of_a_traceback_outweighs_every_outer_one() -> None:
+    from codecite.answer.evidence import EVIDENCE_WEIGHTS, _frame_weights
+
+    weights = _frame_weights({0, 2, 5})  # depths of the frames naming indexed lines
+    assert weights[0] == 1.0 and weights[2] == weights[5] == 0.5
+    # the gap outweighs three quarters of a line's closeness to the report
+    assert (weights[0] - weights[2]) * EVIDENCE_WEIGHTS["frame"] >= 0.75 * EVIDENCE_WEIGHTS[
+        "line_sim"
+    ]

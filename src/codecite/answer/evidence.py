@@ -139,8 +139,9 @@ MERGE_GAP = 4
 #: Blocks taken from one chunk.
 PER_CHUNK = 2
 #: A frame's weight falls by this much for each frame nearer where it failed that
-#: also names a line of the context, down to the floor.
-OUTER_FRAME = 0.25
+#: also names a line of the context, down to the floor (0.25 let the line an outer
+#: frame names lead the innermost one's ``raise``, on closeness to the report alone).
+OUTER_FRAME = 0.5
 OUTER_FRAME_FLOOR = 0.5
 #: Lines around a line whose terms count for it, and how much.
 NEAR = 4
