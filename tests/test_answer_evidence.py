@@ -1137,3 +1137,43 @@ def test_the_innermost_frame_of_a_traceback_outweighs_every_outer_one() -> None:
     assert (weights[0] - weights[2]) * EVIDENCE_WEIGHTS["frame"] >= 0.75 * EVIDENCE_WEIGHTS[
         "line_sim"
     ]
+
+
+def test_an_argument_line_of_a_call_is_a_fragment_and_a_parameter_is_not(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codecite.answer.evidence import EvidenceFinder
+
+    lines: dict[str, dict[str, float]] = {}  # every line scored, before blocks merge
+    scored = EvidenceFinder._chunk_evidence
+
+    def record(self, hit, rank, top):  # type: ignore[no-untyped-def]
+        found = scored(self, hit, rank, top)
+        lines.update({ev.focus_text: ev.features for ev in found})
+        return found
+
+    monkeypatch.setattr(EvidenceFinder, "_chunk_evidence", record)
+    files = {
+        "web/sessions.py": (
+            "class SessionMiddleware:\n"
+            '    """Keeps the session in a signed cookie."""\n\n'
+            "    def __init__(\n"
+            "        self,\n"
+            "        cookie: str = 'session',\n"
+            "    ) -> None:\n"
+            "        self.cookie = cookie\n\n"
+            "    def save(self, session: dict) -> str:\n"
+            '        """Sign the session data into the cookie."""\n'
+            "        data = sign(encode(session))\n"
+            "        return header(\n"
+            "            cookie=self.cookie,\n"
+            "            data=data,\n"
+            "        )\n"
+        ),
+    }
+    answer = ask_in(tmp_path_factory, files, "How is the session data stored in the cookie?")
+    assert lines["data=data,"]["fragment"] == 1.0
+    assert lines["cookie=self.cookie,"]["fragment"] == 1.0
+    assert not lines["cookie: str = 'session',"].get("fragment")  # a signature's parameter
+    assert not lines["data = sign(encode(session))"].get("fragment")  # a statement
+    assert answer.evidence[0].focus_text not in ("data=data,", "cookie=self.cookie,")

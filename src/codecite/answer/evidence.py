@@ -22,6 +22,7 @@ for a ``raise`` or ``return``, to the branch that controls it, so a block reads 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -120,6 +121,9 @@ EVIDENCE_WEIGHTS: dict[str, float] = {
     # not learnt, set on the answer benchmark: a limit's check (0.5 moved no answer,
     # 1.5 cost two leads)
     "q_bound": 1.0,
+    # not learnt: an argument line of a call begun above (-0.2 to -0.3 give the same
+    # answers, -0.5 loses a lead)
+    "fragment": -0.25,
     # d_doc is not learnt either: a doc comment line answers a yes/no, where, how,
     # impact, tests or what-happens question less often than the code under it (as
     # lead 6 of 31, the lowest of any role); -0.4 to -0.8 give the same answers, 0 and
@@ -542,6 +546,7 @@ class EvidenceFinder:
         line_stems = [stems(text) for _, text in lines]
         depths = [_depth_change(text) for _, text in lines]
         named = stems(chunk.name)  # a setting named by its unit: ``class Timeout(Setting)``
+        open_before = list(itertools.accumulate(depths, initial=0))[:-1]
         out = []
         for i, (number, text) in enumerate(lines):
             bare = text.strip()
@@ -566,6 +571,15 @@ class EvidenceFinder:
                 self.frame_weights.get(frames[number], 1.0) if number in frames else 0.0
             )
             features["tested"] = self._tested(lines, i) if not is_test_path(chunk.path) else 0.0
+            # an argument of a call begun on a line above (``data=data.decode("utf-8"),``)
+            # is a fragment of its statement; a parameter of a signature is not
+            features["fragment"] = float(
+                self.shape.kind != "quantity"
+                and open_before[i] > 0
+                and text.rstrip().endswith(",")
+                and role in ("value", "line")
+                and not self._inside_signature(lines, i, depths)
+            )
             if literal:
                 role = "message"
             elif features["frame"]:
