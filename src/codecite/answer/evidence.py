@@ -22,6 +22,7 @@ for a ``raise`` or ``return``, to the branch that controls it, so a block reads 
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from collections.abc import Callable, Sequence
@@ -251,6 +252,9 @@ def _module_lines(chunk: Chunk, numbered: list[tuple[int, str]]) -> list[tuple[i
     """The lines of a module chunk's range that are its own: its content's lines, in
     order (the functions and classes inside its range are chunks of their own, and
     its ``... `` markers stand for them)."""
+    where: dict[str, list[int]] = {}  # a line's text -> its indexes, in order
+    for j, (_, text) in enumerate(numbered):
+        where.setdefault(text, []).append(j)
     out: list[tuple[int, str]] = []
     at = 0
     for wanted in chunk.content.split("\n"):
@@ -259,11 +263,11 @@ def _module_lines(chunk: Chunk, numbered: list[tuple[int, str]]) -> list[tuple[i
                 out.append(numbered[at])
                 at += 1
             continue
-        for j in range(at, len(numbered)):
-            if numbered[j][1] == wanted:
-                out.append(numbered[j])
-                at = j + 1
-                break
+        places = where.get(wanted, [])  # a marker or a scrubbed line: in none
+        k = bisect.bisect_left(places, at)
+        if k < len(places):
+            out.append(numbered[places[k]])
+            at = places[k] + 1
     return out
 
 
@@ -685,12 +689,8 @@ class EvidenceFinder:
     ) -> tuple[int, int]:
         """The indexes of the first and last line shown for line ``i`` (``depths``: each
         line's change of bracket depth)."""
-        start = end = i
-        depth = depths[i]
+        start, end = i, _statement_end(depths, i)
         signature = role == "value" and self._inside_signature(lines, i, depths)
-        while depth > 0 and end + 1 < len(lines) and end - start < MAX_BLOCK_LINES - 1:
-            end += 1
-            depth += depths[end]
         if not signature:  # a continuation line: start at its statement
             back, depth = i, 0
             while back > 0 and i - back < 3:
