@@ -446,11 +446,8 @@ class Walker:
         ``res.format``), not a file's header comment (the file's first node)."""
         if comment.type not in self.spec.comments or last_row(comment) != row - 2:
             return False
-        if (
-            comment.prev_named_sibling is None
-            and comment.parent is not None
-            and (comment.parent.parent is None)
-        ):
+        parent = comment.parent
+        if comment.prev_named_sibling is None and parent is not None and parent.parent is None:
             return False
         return self.text(comment).startswith("/**")
 
