@@ -177,7 +177,7 @@ UNITS = {
     "days day ms millis milliseconds interval delay expire expires expiry expiration lifetime "
     "keepalive keep alive grace wait sleep duration period time times heartbeat",
     "count": "max maximum min minimum limit limits count num number workers threads retries "
-    "retry attempts concurrency backlog capacity connections depth many total",
+    "retry attempts concurrency backlog capacity connections many total",
     "size": "size sizes bytes kb mb gb memory length len buffer max maximum limit limits chunk "
     "width columns depth",
     "code": "code codes exit status returncode",
