@@ -794,6 +794,39 @@ def test_in_a_pasted_trace_the_frame_where_it_failed_leads() -> None:
     assert _file_first([failed, render], ranked, finder, [])[0] is render  # type: ignore[arg-type]
 
 
+def test_a_report_that_asks_nothing_is_led_by_its_first_file() -> None:
+    """A message line of another file than search's first leads an answer to a question
+    about it ("Where is this raised?"), not to an issue's text, which asks where the
+    code to change is (the file ranking weighs all of the report)."""
+    from codecite.answer.answerer import _asks, _file_first
+    from codecite.answer.evidence import Evidence
+    from codecite.retrieve.types import FileHit, SearchResult
+    from codecite.types import Chunk
+
+    report = (
+        "to_json_dict still raises with suppress_invalid_tags\n"
+        "Converting a dataset with a bad IS value fails although invalid tags should be "
+        "skipped; moving the element lookup into the try block would fix it.\n\n"
+        "Traceback:\n"
+        '  File "/usr/lib/python3/dist-packages/pydicom/dataset.py", line 2495, in to_json_dict\n'
+        "    data_element = self[key]\n"
+        "TypeError: Could not convert value to integer without loss\n"
+    )
+    asked = report + "\nWhere is this raised?"
+    assert not _asks(read_question(report)) and _asks(read_question(asked))
+
+    def evidence(path: str, line: int, role: str) -> Evidence:
+        chunk = Chunk("c" + path, "r", path, "python", "function", "f", "f", 1, 3000, "", "", "h")
+        return Evidence(path, line, line, ("x",), line, role, 1.0, chunk, 0)
+
+    message = evidence("pydicom/valuerep.py", 1284, "message")
+    lookup = evidence("pydicom/dataset.py", 2495, "frame")
+    ranked = SearchResult("q", "locate", files=[FileHit("pydicom/dataset.py", "r", 1.0)])
+    finder = None  # not reached: the ranked file's evidence is among the evidence
+    assert _file_first([message, lookup], ranked, finder, [], asked=True)[0] is message  # type: ignore[arg-type]
+    assert _file_first([message, lookup], ranked, finder, [], asked=False)[0] is lookup  # type: ignore[arg-type]
+
+
 def test_an_impact_question_is_about_the_definition_it_names(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
