@@ -196,6 +196,32 @@ def test_an_inline_refresh_gives_edited_code_static_vectors(tmp_path: Path) -> N
         assert index.store.count_missing_vectors("model") > 0  # the model's come later
 
 
+def test_a_search_after_an_update_in_the_same_process_sees_the_new_code(
+    tmp_path: Path,
+) -> None:
+    """The searcher reloads its vectors and term statistics after an update made through
+    the same index (one connection: SQLite's data_version counts only other ones')."""
+    repo = make_git_repo(tmp_path / "repo", FILES)
+    with codecite.open_index(repo, overrides={"query_log": False}) as index:
+        index.update()
+        index.search("discount", tiers=("static",))  # loads the static tier, the statistics
+        before = index.searcher.tier("static")
+        assert before is not None and index.searcher.term_stats.documents == len(before)
+        (repo / "billing" / "saffron.py").write_text(
+            "def saffron_surcharge(amount: float) -> float:\n"
+            '    """Add the spice market surcharge."""\n'
+            "    return amount * 1.07\n"
+        )
+        index.update()
+        found = index.search("spice market surcharge", tiers=("static",))
+        static = index.searcher.tier("static")
+        new = next(c for c in index.store.chunks() if c.name == "saffron_surcharge")
+        assert static is not None and new.id in static.ids and len(static) > len(before)
+        assert index.searcher.term_stats.documents == index.store.counts()["chunks"]
+        assert found.hits and found.hits[0].chunk.id == new.id
+        assert "static #" in found.hits[0].why
+
+
 def test_an_index_of_the_old_static_model_rebuilds_that_tier(tmp_path: Path) -> None:
     repo = make_git_repo(tmp_path / "repo", FILES)
     with codecite.open_index(repo, overrides={"query_log": False}) as index:

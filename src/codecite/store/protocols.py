@@ -111,8 +111,9 @@ class VectorSource(Protocol):
 
     def vector_count(self, tier: Tier = "model") -> int: ...
     def generation(self) -> int:
-        """A number that changes whenever another process commits to the store (a
-        re-index running beside a server): loaded vectors are then reloaded."""
+        """A number that changes whenever the store's content does, by another process
+        (a re-index running beside a server) or by this one (an update through the same
+        store): loaded vectors and term statistics are then reloaded."""
         ...
 
     def vector_rows(self, tier: Tier = "model") -> VectorRows | None:

@@ -57,8 +57,12 @@ class VectorTables(Tables):
         )
 
     def generation(self) -> int:
-        """SQLite's ``data_version``: it changes when another connection commits."""
-        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        """Changes whenever the index does: SQLite's ``data_version`` counts the commits
+        of other connections (a re-index beside a server), ``total_changes`` this
+        connection's own writes (an ``Index.update`` or a query-time refresh in this
+        process, which ``data_version`` does not see)."""
+        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        return version << 40 | self.conn.total_changes
 
     def vector_rows(self, tier: Tier = "model") -> VectorRows | None:
         """The snapshot when it is current, else the vectors read from the database (an
