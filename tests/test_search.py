@@ -190,6 +190,8 @@ def test_unit_pieces() -> None:
     assert path_matches("shop", "shop/x.py") and not path_matches("shop", "shopping/x.py")
     assert path_matches("src/**/*.py", "src/a/b.py")
     assert fts_match(query_terms("where is the price computed?")) == '"price" OR "computed"'
+    # a name with its version written apart is also the identifier code writes
+    assert query_terms("Do we support HTTP/2 or utf-8?")[-2:] == ["http2", "utf8"]
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -41,6 +41,19 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+#: A name with its version written apart ("HTTP/2", "utf-8", "OAuth-2"): code names it
+#: as one identifier (``http2``, ``utf8``), which the parts alone do not find.
+_VERSIONED = re.compile(r"\b([A-Za-z]{2,})[/-](\d{1,2})\b")
+
+
+def joined_names(text: str) -> list[str]:
+    """The identifiers a question's "HTTP/2" or "utf-8" stands for in code (``http2``,
+    ``utf8``), lower-cased; for query terms only (the index keeps its own tokens)."""
+    return list(
+        dict.fromkeys(f"{m.group(1)}{m.group(2)}".lower() for m in _VERSIONED.finditer(text))
+    )
+
+
 def token_text(text: str) -> str:
     """``tokenize`` joined by spaces, the column FTS5 indexes."""
     return " ".join(tokenize(text))

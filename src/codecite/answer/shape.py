@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..identifiers import tokenize
+from ..identifiers import joined_names, tokenize
 from ..retrieve.keyword import STOPWORDS
 from ..retrieve.question import Question
 from .terms import stems, without_contractions
@@ -268,7 +268,7 @@ def subject_terms(text: str) -> tuple[str, ...]:
             continue  # "s3" and "ec2" stay
         if token not in SUBJECT_STOPWORDS and token not in GENERIC_WORDS:
             out.append(token)
-    return tuple(dict.fromkeys(out))
+    return tuple(dict.fromkeys([*out, *joined_names(text)]))  # "HTTP/2": http2 too
 
 
 def _title(text: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..config import Config
 from ..filters import Filters
-from ..identifiers import tokenize
+from ..identifiers import joined_names, tokenize
 from ..store.protocols import ChunkReader, KeywordIndex
 from .intent import symbol_candidates
 
@@ -23,8 +23,10 @@ code function method class file files implemented implementation logic
 
 
 def query_terms(text: str) -> list[str]:
-    """The meaningful tokens of a question, in order, once each."""
-    return list(dict.fromkeys(t for t in tokenize(text) if t not in STOPWORDS and len(t) > 1))
+    """The meaningful tokens of a question, in order, once each, and the identifiers its
+    versioned names stand for ("HTTP/2": ``http2``)."""
+    tokens = [t for t in tokenize(text) if t not in STOPWORDS and len(t) > 1]
+    return list(dict.fromkeys([*tokens, *joined_names(text)]))
 
 
 #: Document frequencies a TermStats remembers before starting over.
