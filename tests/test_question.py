@@ -325,6 +325,44 @@ def test_a_pasted_log_finds_the_line_that_logs_its_message(tmp_path: Path) -> No
     assert "errors #" in hits[0].why
 
 
+def test_a_short_question_with_a_pasted_error_finds_the_code_writing_it(tmp_path: Path) -> None:
+    body = "".join(f"        headers.append(('x-trace-{n}', str({n})))\n" for n in range(30))
+    client = (
+        "class Client:\n"
+        "    def __enter__(self):\n"
+        "        if self.state == 'closed':\n"
+        "            raise RuntimeError('Cannot reopen a client, once it has been closed.')\n"
+        "        return self\n\n"
+        "    def send(self, request):\n"
+        "        headers = []\n"
+        f"{body}"
+        "        if self.state == 'closed':\n"
+        "            raise RuntimeError('Cannot send a request, as the client has been closed.')\n"
+        "        return self.transport.handle(request, headers)\n"
+    )
+    tests = {
+        f"tests/test_closed_{n}.py": (
+            f"def test_client_closed_state_{n}(client):\n"
+            "    client.close()  # a closed client cannot be reused across the suite\n"
+            "    assert client.is_closed\n"
+        )
+        for n in range(3)
+    }
+    root = _indexed(tmp_path / "lib", {"lib/client.py": client, **tests})
+    question = (
+        "RuntimeError: Cannot send a request, as the client has been closed. We reuse one "
+        "client across our test suite. Why does this happen?"
+    )
+    assert not read_question(question).long
+    with codecite.open_index(root, create=False) as idx:
+        hits = idx.search(question, k=5).hits
+        answer = idx.ask(question, "extractive")
+    send = next(h for h in hits if h.chunk.qualname == "Client.send")
+    assert "errors #" in send.why  # its message searched as the phrases it is written in
+    assert answer.shape == "error"  # "test suite" in passing does not make it a tests question
+    assert answer.answer.startswith("`Client.send` raises")
+
+
 def test_ask_reads_the_code_that_writes_a_pasted_logs_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

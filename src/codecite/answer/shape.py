@@ -220,6 +220,10 @@ class Shape:
     units: frozenset[str] = frozenset()
 
 
+#: A sentence of a question that asks (ends with a question mark).
+_ASKED_SENTENCE = re.compile(r"[^.?!\n]*\?")
+
+
 def question_shape(text: str, question: Question | None = None) -> Shape:
     """The shape of ``text`` (a long question is read as :func:`read_question` did)."""
     long = question is not None and question.long
@@ -227,7 +231,10 @@ def question_shape(text: str, question: Question | None = None) -> Shape:
     reported = long and bool(question and (question.errors or question.frames))
     quoted = (
         not long
-        and not _RULES[0][1].search(text)
+        # a tests question quoting a message ("Which tests check 'Too many files'?"), not
+        # a pasted error that says in passing where it was seen ("... across our test
+        # suite. Why does this happen?"): the sentences asking decide
+        and not _RULES[0][1].search(" ".join(_ASKED_SENTENCE.findall(text)) or text)
         and bool(
             _QUOTED_ERROR.search(text)
             # "don't ... it's" quotes nothing

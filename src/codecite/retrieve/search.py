@@ -32,7 +32,14 @@ from .fusion import ranks, rrf
 from .intent import QueryInfo, analyse
 from .keyword import TermStats, keyword_search, symbol_search
 from .pack import pack
-from .parts import Deadline, code_only, part_lists, part_weights, specific_identifiers
+from .parts import (
+    Deadline,
+    code_only,
+    error_chunks,
+    part_lists,
+    part_weights,
+    specific_identifiers,
+)
 from .question import Question, read_question
 from .rerank import SignalReranker
 from .types import Filters, Hit, SearchResult
@@ -262,6 +269,15 @@ class Searcher:
                 self.term_stats,
             )
             weights["concepts"] = weights["keyword"] * self.config.search.concept_weight
+        if keyword and question.messages:  # a pasted error: the code writing its message
+            lists["errors"] = error_chunks(
+                self.store,
+                question,
+                filters,
+                self.config.search.candidates,
+                self.config.search.long_query_phrases,
+            )
+            weights["errors"] = weights["keyword"] * self.config.search.question_error_weight
         return _Plan(info, filters, lists, query, weights)
 
     def _report_lists(
