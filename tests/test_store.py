@@ -170,6 +170,24 @@ def test_vectors_snapshot_and_reuse_by_content(tmp_path: Path) -> None:
     assert matrix.shape == (1, 4) and np.allclose(matrix, 1.0)
 
 
+def test_a_snapshot_of_chunks_replaced_one_for_one_is_not_used(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "idx")
+    old = _chunk("a.py", "f", "def f():\n  return 1\n")
+    with store.transaction():
+        store.add_chunks([old], [1.0])
+        store.put_vectors([old], np.ones((1, 4), dtype=np.float32))
+    store.set_meta({"embedding_dim": "4"})
+    assert store.export_vectors(4) == 1
+    edited = _chunk("a.py", "f", "def f():\n  return 2\n")  # the same count, a new id
+    with store.transaction():
+        store.delete_file("a.py")
+        store.add_chunks([edited], [1.0])
+        store.put_vectors([edited], np.full((1, 4), 0.5, dtype=np.float32))
+    rows = store.vector_rows()
+    assert rows is not None and rows.ids == [edited.id]
+    assert np.allclose(rows.matrix, 0.5)
+
+
 def test_snapshot_mismatch_is_ignored(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "idx")
     assert store.load_vectors() is None

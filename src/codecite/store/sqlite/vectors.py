@@ -72,15 +72,22 @@ class VectorTables(Tables):
             return None
         dim = int(self.get_meta(DIM_KEYS[tier], "0") or 0)
         snapshot = self.load_vectors(dim, tier)
-        if snapshot is not None and len(snapshot[0]) == in_db:
-            ids, matrix = snapshot
-        else:
-            log.info("%s snapshot is stale; reading %d vectors from the database", tier, in_db)
-            ids, matrix = self.vector_matrix(dim, tier)
         meta = {
             r[0]: r[1:]
             for r in self.conn.execute("SELECT id, language, kind, path, repo FROM chunks")
         }
+        # current: as many vectors as the table's, all of chunks that exist (an id names
+        # its content, so the same ids are the same vectors; a count alone would take a
+        # snapshot whose chunks were replaced one for one since it was written)
+        if (
+            snapshot is not None
+            and len(snapshot[0]) == in_db
+            and all(chunk_id in meta for chunk_id in snapshot[0])
+        ):
+            ids, matrix = snapshot
+        else:
+            log.info("%s snapshot is stale; reading %d vectors from the database", tier, in_db)
+            ids, matrix = self.vector_matrix(dim, tier)
         keep = [i for i, chunk_id in enumerate(ids) if chunk_id in meta]
         if len(keep) != len(ids):  # the snapshot holds chunks deleted since
             matrix, ids = matrix[keep], [ids[i] for i in keep]
