@@ -89,7 +89,7 @@ class VectorTables(Tables):
             log.info("%s snapshot is stale; reading %d vectors from the database", tier, in_db)
             ids, matrix = self.vector_matrix(dim, tier)
         keep = [i for i, chunk_id in enumerate(ids) if chunk_id in meta]
-        if len(keep) != len(ids):  # the snapshot holds chunks deleted since
+        if len(keep) != len(ids):  # chunks another process committed after the read above
             matrix, ids = matrix[keep], [ids[i] for i in keep]
         if not ids:
             return None
