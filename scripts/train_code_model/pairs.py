@@ -2,11 +2,13 @@
 
     python scripts/train_code_model/pairs.py docstrings --sdists /work/model-data/sdists \
         --out /work/model-data/pairs
+    python scripts/train_code_model/pairs.py npm --npm /work/model-data/npm \
+        --out /work/model-data/pairs
     python scripts/train_code_model/pairs.py commits --repos scripts/train_code_model/repos.txt \
         --out /work/model-data/pairs
     python scripts/train_code_model/pairs.py tree --root ~/src/our-service --out ours/  # your code
 
-Two kinds of pair, each a JSON line ``{"q", "d", "g", "src"}`` (query, document text,
+Each kind of pair is a JSON line ``{"q", "d", "g", "src"}`` (query, document text,
 group: pairs of one group are positives of one another, never in-batch negatives):
 
 - ``docstrings``: from every source distribution downloaded by ``fetch_sdists.py``,
@@ -19,8 +21,16 @@ group: pairs of one group are positives of one another, never in-batch negatives
   :data:`MAX_SENTENCE_REPEATS` definitions is dropped (boilerplate), and a
   distribution gives at most :data:`MAX_PER_PACKAGE` pairs (generated SDKs would
   otherwise dominate).
-- ``tree``: the same docstring pairs from source folders of your own (``--root``,
-  repeated), for retraining on a company's code; no licence or exclusion checks.
+- ``npm``: the same pairs for JavaScript and TypeScript, from the npm packages
+  downloaded by ``fetch_npm.py``: the first sentence of a ``/** ... */`` doc comment
+  on a function, method, class or interface and that definition's chunk cut from the
+  file with every doc comment removed; minified, bundled (``node_modules/``) and
+  declaration (``.d.ts``) files are skipped, the licence is read from
+  ``package.json``, and a sentence counts once a package (its ESM, CommonJS and
+  bundled builds repeat each function).
+- ``tree``: the same docstring and doc comment pairs from source folders of your own
+  (``--root``, repeated: Python, JavaScript, TypeScript), for retraining on a
+  company's code; no licence or exclusion checks.
 - ``commits``: from git mirrors (``repos.txt``: ``owner/name`` of a mirror under
   ``--mirrors``, or the path of any local clone), each non-merge commit that changed
   1-3 non-test Python files: its message (subject and first paragraph of the body,
@@ -28,8 +38,8 @@ group: pairs of one group are positives of one another, never in-batch negatives
   *before* the commit (the code a bug report is written against).
 
 Every source is checked against ``exclusions.py`` (names, vendored folders). Writes
-``docstrings.jsonl`` / ``commits.jsonl`` and ``docstrings.manifest.json`` /
-``commits.manifest.json`` (each source's name, version or commit, licence and pair
+``docstrings.jsonl`` / ``npm.jsonl`` / ``commits.jsonl``, each with its
+``KIND.manifest.json`` (each source's name, version or commit, licence and pair
 count; what was skipped and why).
 """
 
@@ -54,9 +64,11 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent / "bench"))
 
 from exclusions import excluded_name, excluded_repo, vendored_path  # noqa: E402
+from fetch_npm import excluded_package  # noqa: E402
 from search_queries import documented, strip_docs  # noqa: E402
 
 from codecite.chunking import chunk_file  # noqa: E402
+from codecite.chunking.grammars import detect_language  # noqa: E402
 from codecite.config import Config  # noqa: E402
 from codecite.embed.text import embed_text  # noqa: E402
 from codecite.graph.testmap import is_test_path  # noqa: E402
@@ -76,6 +88,13 @@ MAX_COMMITS_PER_REPO = 400
 MAX_QUERY_CHARS = 600
 SEED = 24
 DEFINITIONS = frozenset({"function", "method", "class"})
+JS_DEFINITIONS = DEFINITIONS | {"interface"}
+#: npm package files read for doc comments (declaration files restate an API: skipped).
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+#: Minified files and declaration files (no bodies: they restate an API).
+SKIPPED_JS = (".min.js", ".d.ts", ".d.mts", ".d.cts")
+#: A file whose lines average more than this many characters is minified or bundled.
+MAX_MEAN_LINE = 160
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _DEF_NAME = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", re.MULTILINE)
 
@@ -88,7 +107,8 @@ _LICENCES = [
     (r"\bGPL\b(?![- ]compatible)|(?i:General Public License)", "GPL"),
     (r"Apache", "Apache"),
     (r"\bMIT\b|Expat|Permission is hereby granted, free of charge", "MIT"),
-    (r"\bBSD|Redistribution and use in source and binary forms", "BSD"),
+    (r"\bBSD|0BSD|Redistribution and use in source and binary forms", "BSD"),
+    (r"BlueOak", "BlueOak"),
     (r"\bISC\b", "ISC"),
     (r"Python Software Foundation|\bPSF", "PSF"),
     (r"Mozilla|\bMPL", "MPL"),
@@ -100,6 +120,7 @@ _LICENCES = [
 #: Licence families whose code is used (open, and not a strong copyleft).
 OPEN = frozenset(
     {"Apache", "MIT", "BSD", "ISC", "PSF", "MPL", "Public domain", "Zlib", "HPND", "LGPL", "EPL"}
+    | {"BlueOak"}
 )
 
 
@@ -156,20 +177,37 @@ def definition_chunk(chunks: list[Chunk], start: int, lines: list[str]) -> Chunk
     return min(holding, key=lambda c: (c.end_line - c.start_line, c.part), default=None)
 
 
-def file_pairs(text: str, path: str, repo: str, config: Config) -> list[tuple[str, str]]:
-    """(first sentence, embedded text of the stripped definition) of one Python file."""
-    if '"""' not in text and "'''" not in text:
+def js_definition_chunk(chunks: list[Chunk], start: int) -> Chunk | None:
+    """The definition chunk (function, method, class, interface) that begins where a
+    documented JavaScript/TypeScript definition does (line ``start``); None when the
+    chunker did not cut it alone (a function nested in another)."""
+    holding = [c for c in chunks if c.kind in JS_DEFINITIONS and abs(c.start_line - start) <= 1]
+    innermost = lambda c: (-c.start_line, c.end_line - c.start_line, c.part)  # noqa: E731
+    return min(holding, key=innermost, default=None)
+
+
+def file_pairs(
+    text: str, path: str, repo: str, config: Config, language: str = "python"
+) -> list[tuple[str, str]]:
+    """(first sentence, embedded text of the stripped definition) of one source file
+    (Python docstrings; JavaScript/TypeScript ``/** ... */`` doc comments)."""
+    if language == "python" and '"""' not in text and "'''" not in text:
         return []  # no docstring (a one-quote docstring is rare)
-    found = [(d, first_sentence(d.doc)) for d in documented(text, "python")]
+    if language != "python" and "/**" not in text:
+        return []
+    found = [(d, first_sentence(d.doc)) for d in documented(text, language)]
     found = [(d, s) for d, s in found if s]
     if not found:
         return []
-    stripped = strip_docs(text, "python")
-    chunks = chunk_file(stripped, path=path, language="python", repo=repo, config=config)
+    stripped = strip_docs(text, language)
+    chunks = chunk_file(stripped, path=path, language=language, repo=repo, config=config)
     lines = stripped.splitlines()
     out = []
     for doc, sentence in found:
-        chunk = definition_chunk(chunks, doc.start_line, lines)
+        if language == "python":
+            chunk = definition_chunk(chunks, doc.start_line, lines)
+        else:
+            chunk = js_definition_chunk(chunks, doc.start_line)
         if chunk is not None and sentence is not None:
             out.append((sentence, embed_text(chunk)))
     return out
@@ -199,13 +237,13 @@ def archive_members(path: Path) -> Iterator[tuple[str, bytes]]:
                     yield member.name.split("/", 1)[-1], handle.read()
 
 
-def sdist_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
-    """Pairs and statistics of one downloaded distribution, kept in a cache folder
-    beside the downloads (an interrupted run resumes)."""
+def _cached(kind: str, record: dict[str, Any], folder: str) -> dict[str, Any]:
+    """Pairs and statistics of one downloaded distribution (``kind`` "sdist" or "npm"),
+    kept in a cache folder beside the downloads (an interrupted run resumes)."""
     cached = Path(folder) / "pairs-cache" / f"{record['file']}.json"
     if cached.exists():
         return dict(json.loads(cached.read_text()))
-    result = _sdist_pairs(record, folder)
+    result = (_sdist_pairs if kind == "sdist" else _npm_pairs)(record, folder)
     result["skipped"] = dict(result["skipped"])
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(".tmp")
@@ -214,37 +252,30 @@ def sdist_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
     return result
 
 
-def _sdist_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
-    config = Config()
-    name = record["name"]
-    result: dict[str, Any] = {
-        "name": name,
+def sdist_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
+    return _cached("sdist", record, folder)
+
+
+def npm_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
+    return _cached("npm", record, folder)
+
+
+def _new_result(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": record["name"],
         "version": record["version"],
         "file": record["file"],
-        "sha256": record["sha256"],
+        "sha256": record.get("sha256") or record.get("integrity", ""),
         "licence": "",
         "pairs": [],
         "skipped": Counter(),
     }
-    why = excluded_name(name)
-    if why:
-        result["skipped"]["excluded distribution"] += 1
-        result["excluded"] = why
-        return result
-    pkg_info, files = "", []
-    try:
-        for rel, data in archive_members(Path(folder) / record["file"]):
-            if rel == "PKG-INFO":
-                pkg_info = data.decode("utf-8", "replace")
-            elif rel.endswith(".py"):
-                files.append((rel, data))
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        result["skipped"][f"unreadable archive ({type(exc).__name__})"] += 1
-        return result
-    result["licence"] = metadata_licence(pkg_info)
-    if result["licence"] not in OPEN:
-        result["skipped"]["licence not open or not stated"] += 1
-        return result
+
+
+def _read_sources(result: dict[str, Any], files: list[tuple[str, bytes]], config: Config) -> None:
+    """Add the pairs of a distribution's source ``files`` to ``result``, in a seeded
+    random order until :data:`MAX_RAW_PER_PACKAGE`; what is skipped is counted."""
+    name = result["name"]
     random.Random(f"{SEED}-{name}").shuffle(files)
     for rel, data in files:
         if len(result["pairs"]) >= MAX_RAW_PER_PACKAGE:
@@ -265,15 +296,96 @@ def _sdist_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
         except UnicodeDecodeError:
             result["skipped"]["files not UTF-8"] += 1
             continue
+        language = "python" if rel.endswith(".py") else detect_language(rel)
+        if language != "python" and len(text) > MAX_MEAN_LINE * (text.count("\n") + 1):
+            result["skipped"]["minified or bundled files"] += 1
+            continue
         try:
-            result["pairs"] += file_pairs(text, rel, name, config)
+            result["pairs"] += file_pairs(text, rel, name, config, language)
         except (RecursionError, ValueError, AssertionError):
             result["skipped"]["files that failed to chunk"] += 1
+
+
+def _sdist_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
+    result = _new_result(record)
+    why = excluded_name(record["name"])
+    if why:
+        result["skipped"]["excluded distribution"] += 1
+        result["excluded"] = why
+        return result
+    pkg_info, files = "", []
+    try:
+        for rel, data in archive_members(Path(folder) / record["file"]):
+            if rel == "PKG-INFO":
+                pkg_info = data.decode("utf-8", "replace")
+            elif rel.endswith(".py"):
+                files.append((rel, data))
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+        result["skipped"][f"unreadable archive ({type(exc).__name__})"] += 1
+        return result
+    result["licence"] = metadata_licence(pkg_info)
+    if result["licence"] not in OPEN:
+        result["skipped"]["licence not open or not stated"] += 1
+        return result
+    _read_sources(result, files, Config())
+    return result
+
+
+def package_json_licence(data: bytes) -> str:
+    """A licence family from an npm ``package.json`` (``license``, or the old
+    ``licenses`` list)."""
+    try:
+        meta = json.loads(data)
+    except ValueError:
+        return ""
+    value = meta.get("license") if isinstance(meta, dict) else None
+    if isinstance(value, dict):
+        value = value.get("type")
+    if not value and isinstance(meta, dict) and isinstance(meta.get("licenses"), list):
+        value = " ".join(str(x.get("type", "")) for x in meta["licenses"] if isinstance(x, dict))
+    return licence_of(str(value)[:200]) if value else ""
+
+
+def _npm_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
+    result = _new_result(record)
+    why = excluded_package(record["name"])
+    if why:
+        result["skipped"]["excluded package"] += 1
+        result["excluded"] = why
+        return result
+    meta, files = b"", []
+    try:
+        for rel, data in archive_members(Path(folder) / record["file"]):
+            if rel == "package.json":
+                meta = data
+            elif rel.endswith(JS_SUFFIXES) and not rel.endswith(SKIPPED_JS):
+                if "node_modules/" in rel:
+                    result["skipped"]["bundled node_modules files"] += 1
+                else:
+                    files.append((rel, data))
+    except (OSError, tarfile.TarError, EOFError) as exc:
+        result["skipped"][f"unreadable archive ({type(exc).__name__})"] += 1
+        return result
+    result["licence"] = package_json_licence(meta)
+    if result["licence"] not in OPEN:
+        result["skipped"]["licence not open or not stated"] += 1
+        return result
+    _read_sources(result, files, Config())
     return result
 
 
 def run_docstrings(args: argparse.Namespace) -> None:
-    folder = Path(args.sdists)
+    _run_distributions(args, Path(args.sdists), sdist_pairs, "docstrings")
+
+
+def run_npm(args: argparse.Namespace) -> None:
+    _run_distributions(args, Path(args.npm), npm_pairs, "npm")
+
+
+def _run_distributions(args: argparse.Namespace, folder: Path, pairs_of: Any, kind: str) -> None:
+    """Pairs of every distribution downloaded into ``folder``, written as ``KIND.jsonl``
+    with its manifest (boilerplate sentences dropped, at most
+    :data:`MAX_PER_PACKAGE` pairs a distribution)."""
     records = [json.loads(line) for line in (folder / "downloads.jsonl").read_text().splitlines()]
     records = [r for r in records if "file" in r]
     out = Path(args.out)
@@ -281,8 +393,12 @@ def run_docstrings(args: argparse.Namespace) -> None:
     results = []
     with ProcessPoolExecutor(args.jobs) as pool:
         for n, result in enumerate(
-            pool.map(sdist_pairs, records, [str(folder)] * len(records), chunksize=4), 1
+            pool.map(pairs_of, records, [str(folder)] * len(records), chunksize=4), 1
         ):
+            if kind == "npm":
+                # one sentence once a package: its ESM, CommonJS and bundled builds
+                # repeat each function (negatives of one another otherwise)
+                result["pairs"] = list({q: (q, d) for q, d in result["pairs"][::-1]}.values())
             results.append(result)
             if n % 100 == 0:
                 total = sum(len(r["pairs"]) for r in results)
@@ -291,7 +407,7 @@ def run_docstrings(args: argparse.Namespace) -> None:
     counts = Counter(q.lower() for r in results for q, _ in r["pairs"])
     rng = random.Random(SEED)
     written, manifest = 0, []
-    with (out / "docstrings.jsonl").open("w") as fh:
+    with (out / f"{kind}.jsonl").open("w") as fh:
         for r in results:
             pairs = [(q, d) for q, d in r["pairs"] if counts[q.lower()] <= MAX_SENTENCE_REPEATS]
             pairs = list(dict.fromkeys(pairs))
@@ -315,7 +431,7 @@ def run_docstrings(args: argparse.Namespace) -> None:
                 }
             )
     summary = _summary(manifest, written)
-    (out / "docstrings.manifest.json").write_text(
+    (out / f"{kind}.manifest.json").write_text(
         json.dumps({"summary": summary, "sources": manifest}, indent=1) + "\n"
     )
     print(json.dumps(summary, indent=1))
@@ -545,18 +661,26 @@ def run_commits(args: argparse.Namespace) -> None:
 
 
 def run_tree(args: argparse.Namespace) -> None:
-    """Docstring pairs from local source folders (your own code)."""
+    """Docstring and doc comment pairs from local source folders (your own Python,
+    JavaScript and TypeScript code)."""
     config, out = Config(), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = 0
     with (out / "docstrings.jsonl").open("w") as fh:
         for root in map(Path, args.root):
-            for file in sorted(root.expanduser().rglob("*.py")):
+            files = sorted(root.expanduser().rglob("*"))
+            for file in files:
                 rel = file.relative_to(root.expanduser()).as_posix()
-                if is_test_path(rel) or file.stat().st_size > MAX_SOURCE_BYTES:
+                if not rel.endswith((".py", *JS_SUFFIXES)) or rel.endswith(SKIPPED_JS):
+                    continue
+                if "node_modules/" in rel or is_test_path(rel) or not file.is_file():
+                    continue
+                if file.stat().st_size > MAX_SOURCE_BYTES:
                     continue
                 text = file.read_text(encoding="utf-8", errors="replace")
-                for i, (q, d) in enumerate(file_pairs(text, rel, root.name, config)):
+                language = "python" if rel.endswith(".py") else detect_language(rel)
+                found = file_pairs(text, rel, root.name, config, language)
+                for i, (q, d) in enumerate(found):
                     group = f"{root.name}:{rel}:{i}"
                     fh.write(json.dumps({"q": q, "d": d, "g": group, "src": "doc"}) + "\n")
                     written += 1
@@ -571,17 +695,20 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="kind", required=True)
     docs = sub.add_parser("docstrings")
     docs.add_argument("--sdists", default="/work/model-data/sdists")
+    npm = sub.add_parser("npm")
+    npm.add_argument("--npm", default="/work/model-data/npm", help="fetch_npm.py's folder")
     tree = sub.add_parser("tree")
     tree.add_argument("--root", action="append", required=True, help="a source folder")
     commits = sub.add_parser("commits")
     commits.add_argument("--repos", default=str(HERE / "repos.txt"))
     commits.add_argument("--mirrors", default="/work/.mirror")
     commits.add_argument("--max-commits", type=int, default=MAX_COMMITS_PER_REPO)
-    for p in (docs, commits, tree):
+    for p in (docs, npm, commits, tree):
         p.add_argument("--out", default="/work/model-data/pairs")
         p.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
-    {"docstrings": run_docstrings, "commits": run_commits, "tree": run_tree}[args.kind](args)
+    runs = {"docstrings": run_docstrings, "npm": run_npm, "commits": run_commits}
+    (runs | {"tree": run_tree})[args.kind](args)
     return 0
 
 

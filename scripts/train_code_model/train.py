@@ -52,8 +52,9 @@ def load_pairs(folder: Path, kinds: list[str]) -> list[dict[str, str]]:
 
 
 def source_of(group: str) -> str:
-    """The distribution or repository a pair's group belongs to."""
-    return group.split("@")[0] if "@" in group else group.split(":")[0]
+    """The distribution or repository a pair's group belongs to: ``owner/name@commit``
+    (a commit), ``name:n`` (a distribution's pair; an npm name may be ``@scope/name``)."""
+    return group.split("@")[0] if "@" in group[1:] else group.split(":")[0]
 
 
 def held_out(group: str, share: float, by_source: bool = True) -> bool:
@@ -185,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-dev", action="store_true")
+    parser.add_argument("--save-epochs", action="store_true", help="a table after each epoch")
     args = parser.parse_args(argv)
 
     import torch
@@ -253,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         }
         figures["epochs"].append(row)
         print(row, flush=True)
+        if args.save_epochs:  # each epoch's table, to measure epochs on the benchmarks
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            np.save(Path(args.out) / f"table-epoch{epoch}.npy", model.table().astype(np.float16))
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
