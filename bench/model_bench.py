@@ -42,7 +42,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from static_models import DISTILLED, SHIPPED, register  # noqa: E402
+from static_models import DISTILLED, PREVIOUS, SHIPPED, register  # noqa: E402
 
 import codecite  # noqa: E402
 from codecite.evaluate import Retrieved, evaluate, load_golden  # noqa: E402
@@ -55,6 +55,7 @@ SHOP_GOLDEN = HERE.parent / "tests" / "fixtures" / "shop_golden.jsonl"
 SHOP_SYSTEMS: list[tuple[str, str, tuple[str, ...], dict[str, Any]]] = [
     ("keyword", SHIPPED, (), {}),
     ("keyword + static (distilled, before)", DISTILLED, ("static",), {}),
+    ("keyword + static (code model v1)", PREVIOUS, ("static",), {}),
     ("full: + MiniLM (today)", SHIPPED, ("model", "static"), {}),
     ("keyword + static (code model, after)", SHIPPED, ("static",), {}),
     ("full + static (code model)", SHIPPED, ("model", "static"), {"static_weight_full": 1.0}),
@@ -76,7 +77,7 @@ def run_shop(workdir: Path) -> dict[str, Any]:
     shutil.copytree(SHOP, root)
     rows: dict[str, Any] = {}
     indexes: dict[str, codecite.Index] = {}
-    for model in (SHIPPED, DISTILLED):
+    for model in (SHIPPED, PREVIOUS, DISTILLED):
         register(model)
         overrides: dict[str, object] = {"query_log": False, "static_model": model}
         index = codecite.open_index(root, index_dir=workdir / f"shop-{model}", overrides=overrides)

@@ -44,7 +44,7 @@ sys.path.insert(0, str(HERE))
 
 from baselines import BM25Files, NaiveRAG  # noqa: E402
 from search_corpus import PROJECTS, Corpus, prepare  # noqa: E402
-from static_models import DISTILLED, register  # noqa: E402
+from static_models import DISTILLED, PREVIOUS, register  # noqa: E402
 
 import codecite  # noqa: E402
 from codecite.embed import (  # noqa: E402
@@ -72,6 +72,15 @@ STAGES: dict[str, dict[str, Any]] = {
     "codecite keyword+static (distilled)": {
         "keyword": True, "vector": True, "expand": True, "rerank": True, "tiers": ("static",),
         "index": "distilled",
+    },
+    # the code model this one replaced (static-code-v1-256), on an index of its own
+    "codecite static (code v1)": {
+        "keyword": False, "vector": True, "expand": False, "rerank": False,
+        "tiers": ("static",), "index": "previous",
+    },
+    "codecite keyword+static (code v1)": {
+        "keyword": True, "vector": True, "expand": True, "rerank": True, "tiers": ("static",),
+        "index": "previous",
     },
     "codecite static": {
         "keyword": False, "vector": True, "expand": False, "rerank": False, "tiers": ("static",)
@@ -211,14 +220,16 @@ def index_corpus(corpus: Corpus, cache_dir: Path | None) -> tuple[codecite.Index
     return index, info
 
 
-def distilled_index(corpus: Corpus, workdir: Path) -> codecite.Index:
-    """A second index of ``corpus`` whose static tier is the distilled model's (the
-    keyword index again, no model vectors): the "before" of issue 24."""
+def model_index(corpus: Corpus, workdir: Path, model: str = DISTILLED) -> codecite.Index:
+    """Another index of ``corpus`` whose static tier is ``model``'s (the keyword index
+    again, no model vectors): the distilled model (the "before" of issue 24) or the
+    previous code model."""
     from codecite.index.static_stage import update_static_tier
 
-    register(DISTILLED)
-    overrides: dict[str, object] = {"query_log": False, "static_model": DISTILLED}
-    folder = workdir / "distilled-indexes" / corpus.name
+    register(model)
+    overrides: dict[str, object] = {"query_log": False, "static_model": model}
+    folder = workdir / ("distilled-indexes" if model == DISTILLED else f"{model}-indexes")
+    folder = folder / corpus.name
     index = codecite.open_index(corpus.root, index_dir=folder, overrides=overrides)
     index.update(embed=False)
     update_static_tier(index.store, index.config, lambda _event: None)
@@ -317,7 +328,10 @@ def run_quality(workdir: Path, cache_dir: Path | None) -> dict[str, Any]:
         log(f"{corpus.name}: indexing {corpus.files} files, {len(corpus.golden)} queries")
         index, info = index_corpus(corpus, cache_dir)
         log(f"{corpus.name}: {info['chunks']} chunks indexed in {info['index_s']} s")
-        others = {"distilled": distilled_index(corpus, workdir)}
+        others = {
+            "distilled": model_index(corpus, workdir),
+            "previous": model_index(corpus, workdir, PREVIOUS),
+        }
         for name, factory in build_systems(corpus, index, cache, info, others).items():
             run_system(factory(), corpus.golden, runs[name])
             log(f"{corpus.name}: {name} done")

@@ -2,6 +2,8 @@
 
     python scripts/train_code_model/ship.py /work/model-data/runs/final
 
+(a folder written by ``train.py``, or by ``soup.py`` from several runs).
+
 Writes ``src/codecite/embed/data/static-code-v{VERSION}.npy`` (the float16 table) and
 ``static-code-v{VERSION}.json``: the model's name, version and shape, the table's
 sha256 (checked when codecite loads it), the training recipe and figures of the run,
@@ -66,15 +68,24 @@ def main(argv: list[str] | None = None) -> int:
             "sha256": hashlib.sha256(target.read_bytes()).hexdigest(),
         },
         "training": {k: training[k] for k in ("recipe", "figures", "cpu_seconds", "wall_seconds")}
-        | {"torch": training["torch"], "machine": training["machine"]},
+        | {"torch": training["torch"], "machine": training["machine"]}
+        | ({"members": training["members"]} if "members" in training else {}),
         "data": training["data"] | {kind: s["summary"] for kind, s in sources.items()},
         "excluded_projects": "scripts/train_code_model/exclusions.py",
         "sources": "scripts/train_code_model/data-manifest.json",
     }
     (DATA / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1) + "\n")
-    (HERE / "data-manifest.json").write_text(
-        json.dumps({kind: s["sources"] for kind, s in sources.items()}, indent=0) + "\n"
-    )
+    # the sources used and those the exclusion list kept out (what gave no pair is
+    # counted in the summaries above), one line each: diffs stay readable, the file small
+    kept = {
+        kind: [x for x in s["sources"] if x.get("pairs") or x.get("excluded")]
+        for kind, s in sources.items()
+    }
+    lines = [
+        f'"{kind}": [\n' + ",\n".join(json.dumps(x, separators=(",", ":")) for x in rows) + "\n]"
+        for kind, rows in kept.items()
+    ]
+    (HERE / "data-manifest.json").write_text("{\n" + ",\n".join(lines) + "\n}\n")
     print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB) and {DATA / MANIFEST_FILE}")
     return 0
 

@@ -4,10 +4,11 @@ A table of token vectors over the bundled MiniLM tokenizer's WordPiece vocabular
 a text's vector is the L2-normalised sum of its tokens' rows: thousands of chunks a
 second, no model run. The table was trained for code retrieval by
 ``scripts/train_code_model`` (in-batch-negative InfoNCE over docstring ↔ function
-and commit message ↔ changed function pairs from open-source PyPI releases and
-git histories, starting from token vectors distilled from MiniLM) and ships in the
-package as float16 (``data/static-code-v1.npy``) beside its manifest
-(``data/static-code-v1.json``: version, shape, digest, recipe, data and figures).
+pairs from open-source PyPI releases, doc comment ↔ function pairs from npm packages
+(JavaScript, TypeScript) and commit message ↔ changed function pairs from git
+histories, starting from token vectors distilled from MiniLM) and ships in the
+package as float16 (``data/static-code-v2.npy``) beside its manifest
+(``data/static-code-v2.json``: version, shape, digest, recipe, data and figures).
 Nothing is built or downloaded at run time: the first ``codecite index`` loads it
 (tens of milliseconds).
 
@@ -15,7 +16,8 @@ Other static models are chosen with the ``static_model`` setting: a table of one
 own (a ``.npy`` file of vocabulary × dimensions, e.g. retrained on a company's
 history with ``scripts/train_code_model``), named in the index by its digest, or a
 model registered by name (:func:`register_static_model`; the benchmarks register
-the distilled model of issue 15 so both are measured in one run).
+the previous code model and the distilled model of issue 15, so all are measured in
+one run).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
 
 #: Bump when the shipped table changes: index vectors of another version are
 #: rebuilt (the name below changes with it).
-STATIC_VERSION = 1
+STATIC_VERSION = 2
 STATIC_DIM = 256
 #: The shipped static model's id, stored in the index (``static_model``).
 STATIC_MODEL_NAME = f"static-code-v{STATIC_VERSION}-{STATIC_DIM}"
