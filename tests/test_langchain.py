@@ -96,7 +96,9 @@ class SearchServer:
         #: Every request received: its path, Authorization header and JSON body.
         self.received: list[dict[str, Any]] = []
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
+        # handler threads are joined by server_close(): a request still running (the slow
+        # query, whose client gave up) must end before the index is closed under it
+        self.httpd.daemon_threads = False
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
