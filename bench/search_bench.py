@@ -61,33 +61,25 @@ Search = Callable[[str], list[Retrieved]]
 #: codecite stage switches, in the order they are switched on. ``tiers``: the vector
 #: tiers searched (issue 15): "static" alone is the index as it is seconds after
 #: ``codecite index`` starts, before the model's vectors exist.
+#: The static tier searched alone, and fused with keyword search through the whole
+#: pipeline (expansion and rerank on): the index seconds after ``codecite index`` starts.
+STATIC_ALONE: dict[str, Any] = {
+    "keyword": False, "vector": True, "expand": False, "rerank": False, "tiers": ("static",)
+}  # fmt: skip
+KEYWORD_STATIC: dict[str, Any] = {
+    "keyword": True, "vector": True, "expand": True, "rerank": True, "tiers": ("static",)
+}  # fmt: skip
 STAGES: dict[str, dict[str, Any]] = {
     "codecite keyword": {"keyword": True, "vector": False, "expand": False, "rerank": False},
     # issue 15's static model distilled from MiniLM (the "before" of issue 24), on an
     # index of its own (same chunks, its static tier only)
-    "codecite static (distilled)": {
-        "keyword": False, "vector": True, "expand": False, "rerank": False,
-        "tiers": ("static",), "index": "distilled",
-    },
-    "codecite keyword+static (distilled)": {
-        "keyword": True, "vector": True, "expand": True, "rerank": True, "tiers": ("static",),
-        "index": "distilled",
-    },
+    "codecite static (distilled)": STATIC_ALONE | {"index": "distilled"},
+    "codecite keyword+static (distilled)": KEYWORD_STATIC | {"index": "distilled"},
     # the code model this one replaced (static-code-v1-256), on an index of its own
-    "codecite static (code v1)": {
-        "keyword": False, "vector": True, "expand": False, "rerank": False,
-        "tiers": ("static",), "index": "previous",
-    },
-    "codecite keyword+static (code v1)": {
-        "keyword": True, "vector": True, "expand": True, "rerank": True, "tiers": ("static",),
-        "index": "previous",
-    },
-    "codecite static": {
-        "keyword": False, "vector": True, "expand": False, "rerank": False, "tiers": ("static",)
-    },
-    "codecite keyword+static (full pipeline)": {
-        "keyword": True, "vector": True, "expand": True, "rerank": True, "tiers": ("static",)
-    },
+    "codecite static (code v1)": STATIC_ALONE | {"index": "previous"},
+    "codecite keyword+static (code v1)": KEYWORD_STATIC | {"index": "previous"},
+    "codecite static": STATIC_ALONE,
+    "codecite keyword+static (full pipeline)": KEYWORD_STATIC,
     "codecite vector": {
         "keyword": False, "vector": True, "expand": False, "rerank": False, "tiers": ("model",)
     },
@@ -222,13 +214,14 @@ def index_corpus(corpus: Corpus, cache_dir: Path | None) -> tuple[codecite.Index
 
 def model_index(corpus: Corpus, workdir: Path, model: str = DISTILLED) -> codecite.Index:
     """Another index of ``corpus`` whose static tier is ``model``'s (the keyword index
-    again, no model vectors): the distilled model (the "before" of issue 24) or the
-    previous code model."""
+    again, no model vectors): the distilled model (the "before" of issue 24), the
+    previous code model, or any table (a registered name or a ``.npy`` file)."""
     from codecite.index.static_stage import update_static_tier
 
     register(model)
     overrides: dict[str, object] = {"query_log": False, "static_model": model}
-    folder = workdir / ("distilled-indexes" if model == DISTILLED else f"{model}-indexes")
+    tag = Path(model).stem if model.endswith(".npy") else model
+    folder = workdir / ("distilled-indexes" if model == DISTILLED else f"{tag}-indexes")
     folder = folder / corpus.name
     index = codecite.open_index(corpus.root, index_dir=folder, overrides=overrides)
     index.update(embed=False)

@@ -23,12 +23,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from search_bench import KEYWORD_STATIC, STATIC_ALONE, codecite_search, model_index  # noqa: E402
 from search_corpus import PROJECTS, prepare  # noqa: E402
-from static_models import SHIPPED, register  # noqa: E402
+from static_models import SHIPPED  # noqa: E402
 
-import codecite  # noqa: E402
-from codecite.evaluate import Retrieved, evaluate  # noqa: E402
-from codecite.index.static_stage import update_static_tier  # noqa: E402
+from codecite.evaluate import evaluate  # noqa: E402
 from codecite.retrieve import Searcher  # noqa: E402
 
 K = 10
@@ -40,34 +39,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", required=True, help="downloads, corpora and indexes")
     parser.add_argument("--static-weight", type=float, help="static_weight (default: config)")
     args = parser.parse_args(argv)
-    workdir = Path(args.workdir)
-    corpora = prepare(PROJECTS, workdir)
+    workdir = Path(args.workdir) / "tables"
+    corpora = prepare(PROJECTS, Path(args.workdir))
     for table in args.tables:
-        model = register(SHIPPED if table == "shipped" else table)
-        tag = Path(model).stem if model.endswith(".npy") else model
         started = time.perf_counter()
         golden, fused, alone = [], [], []
         for corpus in corpora:
-            folder = workdir / "table-indexes" / tag / corpus.name
-            overrides: dict[str, object] = {"query_log": False, "static_model": model}
-            index = codecite.open_index(corpus.root, index_dir=folder, overrides=overrides)
-            index.update(embed=False)
-            update_static_tier(index.store, index.config, lambda _event: None)
+            index = model_index(corpus, workdir, SHIPPED if table == "shipped" else table)
             config = index.config
             if args.static_weight is not None:
                 config = config.replace(static_weight=args.static_weight)
-            searcher = Searcher(index.store, config)
-            for query in corpus.golden:
-                for out, switches in ((fused, {}), (alone, {"keyword": False})):
-                    if switches:
-                        switches |= {"expand": False, "rerank": False}
-                    hits = searcher.search(query.query, k=K, tiers=("static",), **switches).hits
-                    out.append(
-                        [
-                            Retrieved(h.chunk.path, h.chunk.start_line, h.chunk.end_line)
-                            for h in hits
-                        ]
-                    )
+            both_search = codecite_search(Searcher(index.store, config), KEYWORD_STATIC)
+            static_search = codecite_search(Searcher(index.store, config), STATIC_ALONE)
+            fused += [both_search(q.query) for q in corpus.golden]
+            alone += [static_search(q.query) for q in corpus.golden]
             golden += corpus.golden
             index.close()
         both = evaluate(golden, fused, k=K)

@@ -90,12 +90,12 @@ def test_the_manifest_records_open_data_without_the_excluded_projects() -> None:
     licences = {s["licence"] for s in sources["docstrings"] + sources["commits"] if s["pairs"]}
     assert licences and not licences & {"", "GPL", "AGPL"}
     # JavaScript/TypeScript doc comments from npm packages (fetch_npm.py)
-    packages = [s for s in sources.get("npm", []) if s["pairs"]]
-    if "npm" in data["kinds"]:
-        assert len(packages) == data["npm"]["sources_used"] > 100
-        assert sum(s["pairs"] for s in packages) == data["npm"]["pairs"]
-        assert not [s["name"] for s in packages if excluded_package(s["name"])]
-        assert not {s["licence"] for s in packages} & {"", "GPL", "AGPL"}
+    assert "npm" in data["kinds"]
+    packages = [s for s in sources["npm"] if s["pairs"]]
+    assert len(packages) == data["npm"]["sources_used"] > 100
+    assert sum(s["pairs"] for s in packages) == data["npm"]["pairs"]
+    assert not [s["name"] for s in packages if excluded_package(s["name"])]
+    assert not {s["licence"] for s in packages} & {"", "GPL", "AGPL"}
 
 
 def test_no_model_is_run_or_built_to_load_the_static_model(tmp_path: Path) -> None:

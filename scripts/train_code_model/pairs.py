@@ -56,6 +56,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -237,39 +238,19 @@ def archive_members(path: Path) -> Iterator[tuple[str, bytes]]:
                     yield member.name.split("/", 1)[-1], handle.read()
 
 
-def _cached(kind: str, record: dict[str, Any], folder: str) -> dict[str, Any]:
+def distribution_pairs(kind: str, record: dict[str, Any], folder: str) -> dict[str, Any]:
     """Pairs and statistics of one downloaded distribution (``kind`` "sdist" or "npm"),
     kept in a cache folder beside the downloads (an interrupted run resumes)."""
     cached = Path(folder) / "pairs-cache" / f"{record['file']}.json"
     if cached.exists():
         return dict(json.loads(cached.read_text()))
-    result = (_sdist_pairs if kind == "sdist" else _npm_pairs)(record, folder)
+    result = _distribution_pairs(kind, record, Path(folder) / record["file"])
     result["skipped"] = dict(result["skipped"])
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(".tmp")
     tmp.write_text(json.dumps(result))
     tmp.replace(cached)
     return result
-
-
-def sdist_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
-    return _cached("sdist", record, folder)
-
-
-def npm_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
-    return _cached("npm", record, folder)
-
-
-def _new_result(record: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": record["name"],
-        "version": record["version"],
-        "file": record["file"],
-        "sha256": record.get("sha256") or record.get("integrity", ""),
-        "licence": "",
-        "pairs": [],
-        "skipped": Counter(),
-    }
 
 
 def _read_sources(result: dict[str, Any], files: list[tuple[str, bytes]], config: Config) -> None:
@@ -306,31 +287,6 @@ def _read_sources(result: dict[str, Any], files: list[tuple[str, bytes]], config
             result["skipped"]["files that failed to chunk"] += 1
 
 
-def _sdist_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
-    result = _new_result(record)
-    why = excluded_name(record["name"])
-    if why:
-        result["skipped"]["excluded distribution"] += 1
-        result["excluded"] = why
-        return result
-    pkg_info, files = "", []
-    try:
-        for rel, data in archive_members(Path(folder) / record["file"]):
-            if rel == "PKG-INFO":
-                pkg_info = data.decode("utf-8", "replace")
-            elif rel.endswith(".py"):
-                files.append((rel, data))
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        result["skipped"][f"unreadable archive ({type(exc).__name__})"] += 1
-        return result
-    result["licence"] = metadata_licence(pkg_info)
-    if result["licence"] not in OPEN:
-        result["skipped"]["licence not open or not stated"] += 1
-        return result
-    _read_sources(result, files, Config())
-    return result
-
-
 def package_json_licence(data: bytes) -> str:
     """A licence family from an npm ``package.json`` (``license``, or the old
     ``licenses`` list)."""
@@ -346,27 +302,60 @@ def package_json_licence(data: bytes) -> str:
     return licence_of(str(value)[:200]) if value else ""
 
 
-def _npm_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
-    result = _new_result(record)
-    why = excluded_package(record["name"])
+def _npm_source(rel: str) -> bool | str:
+    """Whether an npm package's member is read: a JavaScript/TypeScript source (not
+    minified, not a declaration file), or why not (a bundled dependency's copy)."""
+    if not rel.endswith(JS_SUFFIXES) or rel.endswith(SKIPPED_JS):
+        return False
+    return "bundled node_modules files" if "node_modules/" in rel else True
+
+
+#: Per kind of distribution: the exclusion check and what it counts, the member
+#: holding the licence and how it is read, and which members are sources (True),
+#: not (False), or skipped for a reason (the reason).
+_KINDS: dict[str, tuple[Any, str, str, Any, Any]] = {
+    "sdist": (
+        excluded_name, "excluded distribution", "PKG-INFO",
+        lambda data: metadata_licence(data.decode("utf-8", "replace")),
+        lambda rel: rel.endswith(".py"),
+    ),
+    "npm": (
+        excluded_package, "excluded package", "package.json", package_json_licence, _npm_source,
+    ),
+}  # fmt: skip
+
+
+def _distribution_pairs(kind: str, record: dict[str, Any], archive: Path) -> dict[str, Any]:
+    excluded, excluded_label, metadata, licence_of_metadata, is_source = _KINDS[kind]
+    result: dict[str, Any] = {
+        "name": record["name"],
+        "version": record["version"],
+        "file": record["file"],
+        "sha256": record.get("sha256") or record.get("integrity", ""),
+        "licence": "",
+        "pairs": [],
+        "skipped": Counter(),
+    }
+    why = excluded(record["name"])
     if why:
-        result["skipped"]["excluded package"] += 1
+        result["skipped"][excluded_label] += 1
         result["excluded"] = why
         return result
     meta, files = b"", []
     try:
-        for rel, data in archive_members(Path(folder) / record["file"]):
-            if rel == "package.json":
+        for rel, data in archive_members(archive):
+            if rel == metadata:
                 meta = data
-            elif rel.endswith(JS_SUFFIXES) and not rel.endswith(SKIPPED_JS):
-                if "node_modules/" in rel:
-                    result["skipped"]["bundled node_modules files"] += 1
-                else:
-                    files.append((rel, data))
-    except (OSError, tarfile.TarError, EOFError) as exc:
+                continue
+            source = is_source(rel)
+            if isinstance(source, str):
+                result["skipped"][source] += 1
+            elif source:
+                files.append((rel, data))
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
         result["skipped"][f"unreadable archive ({type(exc).__name__})"] += 1
         return result
-    result["licence"] = package_json_licence(meta)
+    result["licence"] = licence_of_metadata(meta)
     if result["licence"] not in OPEN:
         result["skipped"]["licence not open or not stated"] += 1
         return result
@@ -375,14 +364,14 @@ def _npm_pairs(record: dict[str, Any], folder: str) -> dict[str, Any]:
 
 
 def run_docstrings(args: argparse.Namespace) -> None:
-    _run_distributions(args, Path(args.sdists), sdist_pairs, "docstrings")
+    _run_distributions(args, Path(args.sdists), "sdist", "docstrings")
 
 
 def run_npm(args: argparse.Namespace) -> None:
-    _run_distributions(args, Path(args.npm), npm_pairs, "npm")
+    _run_distributions(args, Path(args.npm), "npm", "npm")
 
 
-def _run_distributions(args: argparse.Namespace, folder: Path, pairs_of: Any, kind: str) -> None:
+def _run_distributions(args: argparse.Namespace, folder: Path, source: str, kind: str) -> None:
     """Pairs of every distribution downloaded into ``folder``, written as ``KIND.jsonl``
     with its manifest (boilerplate sentences dropped, at most
     :data:`MAX_PER_PACKAGE` pairs a distribution)."""
@@ -393,9 +382,15 @@ def _run_distributions(args: argparse.Namespace, folder: Path, pairs_of: Any, ki
     results = []
     with ProcessPoolExecutor(args.jobs) as pool:
         for n, result in enumerate(
-            pool.map(pairs_of, records, [str(folder)] * len(records), chunksize=4), 1
+            pool.map(
+                partial(distribution_pairs, source),
+                records,
+                [str(folder)] * len(records),
+                chunksize=4,
+            ),
+            1,
         ):
-            if kind == "npm":
+            if source == "npm":
                 # one sentence once a package: its ESM, CommonJS and bundled builds
                 # repeat each function (negatives of one another otherwise)
                 result["pairs"] = list({q: (q, d) for q, d in result["pairs"][::-1]}.values())
