@@ -1,6 +1,6 @@
 """Compare static tables on the docstring benchmark, quickly (issue 24)::
 
-    python bench/static_tables.py --workdir /work/sb shipped static-code-v1-256 run/table.npy
+    python bench/static_tables.py --workdir /work/sb shipped static-code-v2-256 run/table.npy
     python bench/static_tables.py --workdir /work/sb --static-weight 1.5 run/table.npy
 
 The loop that chose the shipped code model: ``search_bench.py``'s corpora and
@@ -16,6 +16,7 @@ same corpora under each other). ``search_bench.py`` is the full before/after.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -38,8 +39,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tables", nargs="+", help="'shipped', a registered name or a .npy file")
     parser.add_argument("--workdir", required=True, help="downloads, corpora and indexes")
     parser.add_argument("--static-weight", type=float, help="static_weight (default: config)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="another config setting of the searches (e.g. candidates=100); repeatable",
+    )
     args = parser.parse_args(argv)
     workdir = Path(args.workdir) / "tables"
+    settings = dict(_setting(s) for s in args.set)
     corpora = prepare(PROJECTS, Path(args.workdir))
     for table in args.tables:
         started = time.perf_counter()
@@ -49,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
             config = index.config
             if args.static_weight is not None:
                 config = config.replace(static_weight=args.static_weight)
+            if settings:
+                config = config.replace(**settings)
             both_search = codecite_search(Searcher(index.store, config), KEYWORD_STATIC)
             static_search = codecite_search(Searcher(index.store, config), STATIC_ALONE)
             fused += [both_search(q.query) for q in corpus.golden]
@@ -65,6 +76,18 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     return 0
+
+
+def _setting(text: str) -> tuple[str, object]:
+    """``NAME=VALUE`` as a config setting: VALUE read as JSON (a number, true, a
+    string in quotes), else as the string it is."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise SystemExit(f"--set {text!r}: expected NAME=VALUE")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
 
 
 if __name__ == "__main__":
