@@ -79,7 +79,7 @@ def candidates(idx: codecite.Index, q: Question) -> Item | None:
     lines = _LineCache(answerer._disk_lines)
     finder = EvidenceFinder(
         shape, read, sought, answerer.config, lines, context.tested,
-        line_embedder(answerer.config),
+        line_embedder(),
     )  # fmt: skip
     top = max((h.score for h in context.hits), default=0.0)
     finder.measure(context.hits)

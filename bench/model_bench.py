@@ -55,7 +55,7 @@ SHOP_GOLDEN = HERE.parent / "tests" / "fixtures" / "shop_golden.jsonl"
 SHOP_SYSTEMS: list[tuple[str, str, tuple[str, ...], dict[str, Any]]] = [
     ("keyword", SHIPPED, (), {}),
     ("keyword + static (distilled, before)", DISTILLED, ("static",), {}),
-    ("keyword + static (code model v1)", PREVIOUS, ("static",), {}),
+    ("keyword + static (code model v2)", PREVIOUS, ("static",), {}),
     ("full: + MiniLM (today)", SHIPPED, ("model", "static"), {}),
     ("keyword + static (code model, after)", SHIPPED, ("static",), {}),
     ("full + static (code model)", SHIPPED, ("model", "static"), {"static_weight_full": 1.0}),

@@ -75,9 +75,9 @@ STAGES: dict[str, dict[str, Any]] = {
     # index of its own (same chunks, its static tier only)
     "codecite static (distilled)": STATIC_ALONE | {"index": "distilled"},
     "codecite keyword+static (distilled)": KEYWORD_STATIC | {"index": "distilled"},
-    # the code model this one replaced (static-code-v1-256), on an index of its own
-    "codecite static (code v1)": STATIC_ALONE | {"index": "previous"},
-    "codecite keyword+static (code v1)": KEYWORD_STATIC | {"index": "previous"},
+    # the code model this one replaced (static-code-v2-256), on an index of its own
+    "codecite static (code v2)": STATIC_ALONE | {"index": "previous"},
+    "codecite keyword+static (code v2)": KEYWORD_STATIC | {"index": "previous"},
     "codecite static": STATIC_ALONE,
     "codecite keyword+static (full pipeline)": KEYWORD_STATIC,
     "codecite vector": {

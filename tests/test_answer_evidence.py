@@ -400,8 +400,8 @@ def test_a_line_holds_a_question_word_in_meaning_not_only_in_spelling(
 def test_static_vectors_of_texts_are_kept_between_answers() -> None:
     from codecite.answer.answerer import line_embedder
 
-    embed = line_embedder(codecite.Config())
-    assert embed is not None and line_embedder(codecite.Config()) is embed  # one per model
+    embed = line_embedder()
+    assert embed is not None and line_embedder() is embed  # one per model
     first = embed(["def encode(self, body):", "gzip", "def encode(self, body):"])
     again = embed(["gzip", "def encode(self, body):"])
     np.testing.assert_array_equal(first[1], again[0])

@@ -68,6 +68,22 @@ def test_the_shipped_table_loads_and_matches_its_manifest() -> None:
     assert f"v{STATIC_VERSION}" in STATIC_MODEL_NAME
 
 
+def test_answers_weigh_lines_with_the_table_their_weights_were_fitted_on() -> None:
+    # the previous code model ships as the answers' line model, checked like the
+    # tier's table (the evidence weights were fitted on its geometry)
+    from codecite.answer.answerer import line_embedder
+    from codecite.embed.static import LINE_MANIFEST_FILE, LINE_MODEL_NAME, line_table
+
+    table = line_table()
+    assert table.shape == shipped_table().shape and LINE_MODEL_NAME != STATIC_MODEL_NAME
+    assert shipped_manifest(LINE_MANIFEST_FILE)["model"] == LINE_MODEL_NAME
+    assert not np.array_equal(table, shipped_table())
+    embed = line_embedder()
+    assert embed is not None
+    expected = StaticEmbedder(table, LINE_MODEL_NAME).sums(["gzip the body"])
+    assert np.allclose(embed(["gzip the body"]), expected)
+
+
 def test_the_manifest_records_open_data_without_the_excluded_projects() -> None:
     info = shipped_manifest()
     data, training = info["data"], info["training"]

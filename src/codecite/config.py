@@ -123,6 +123,8 @@ class EmbedConfig:
     #: the path of a ``.npy`` token table of one's own (scripts/train_code_model), or a
     #: name registered by ``codecite.embed.static.register_static_model``. Another
     #: table gives another name in the index, whose static tier is then rebuilt.
+    #: Extractive answers weigh their lines with the shipped ``static-code-v2-256``
+    #: whatever this says (their evidence weights were fitted on it).
     static_model: str = ""
     #: Chunks committed per embedding batch transaction.
     embed_commit_every: int = 256

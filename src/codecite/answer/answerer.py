@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..config import Config
-from ..embed.static import static_embedder
+from ..embed.static import LINE_MODEL_NAME, named_embedder
 from ..errors import ConfigError, EmbeddingError
 from ..filetext import display_text
 from ..retrieve import Searcher
@@ -176,9 +175,7 @@ class Answerer:
         top = self.searcher.fill_similarity(question, hits[:SIMILARITY_HITS])
         hits[:SIMILARITY_HITS] = top
         lines = _LineCache(self._disk_lines if self.root is not None else None)
-        finder = EvidenceFinder(
-            shape, read, sought, self.config, lines, tested, line_embedder(self.config)
-        )
+        finder = EvidenceFinder(shape, read, sought, self.config, lines, tested, line_embedder())
         evidence = finder.find(hits)
         if result.files:  # a long question: search --files' first file leads
             evidence = _file_first(evidence, result, finder, hits, _trace_first(read), _asks(read))
@@ -395,12 +392,13 @@ def run_steps(steps: Generator[str, None, Answer]) -> Answer:
             return answer
 
 
-def line_embedder(config: Config) -> Embed | None:
-    """The static model's vectors of texts, to weigh lines by their closeness to the
-    question (shipped in the package: loaded once; the vectors of lines and words seen
-    by earlier answers are kept); None when it cannot be loaded."""
+def line_embedder() -> Embed | None:
+    """Static vectors of texts, to weigh lines by their closeness to the question: the
+    table the evidence weights were fitted with (``LINE_MODEL_NAME``, whatever the
+    static tier searches with; shipped in the package: loaded once; the vectors of
+    lines and words seen by earlier answers are kept); None when it cannot be loaded."""
     try:
-        embedder = static_embedder(config)
+        embedder = named_embedder(LINE_MODEL_NAME)
     except (EmbeddingError, ConfigError) as exc:
         log.warning("evidence lines are not weighed by meaning: %s", exc)
         return None
