@@ -49,17 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     workdir = Path(args.workdir) / "tables"
     settings = dict(_setting(s) for s in args.set)
+    if args.static_weight is not None:
+        settings["static_weight"] = args.static_weight
     corpora = prepare(PROJECTS, Path(args.workdir))
     for table in args.tables:
         started = time.perf_counter()
         golden, fused, alone = [], [], []
         for corpus in corpora:
             index = model_index(corpus, workdir, SHIPPED if table == "shipped" else table)
-            config = index.config
-            if args.static_weight is not None:
-                config = config.replace(static_weight=args.static_weight)
-            if settings:
-                config = config.replace(**settings)
+            config = index.config.replace(**settings) if settings else index.config
             both_search = codecite_search(Searcher(index.store, config), KEYWORD_STATIC)
             static_search = codecite_search(Searcher(index.store, config), STATIC_ALONE)
             fused += [both_search(q.query) for q in corpus.golden]

@@ -74,10 +74,10 @@ def test_answers_weigh_lines_with_the_table_their_weights_were_fitted_on() -> No
     from codecite.answer.answerer import line_embedder
     from codecite.embed.static import LINE_MANIFEST_FILE, LINE_MODEL_NAME, line_table
 
-    table = line_table()
-    assert table.shape == shipped_table().shape and LINE_MODEL_NAME != STATIC_MODEL_NAME
+    table, tier = line_table(), shipped_table()
+    assert table.shape == tier.shape and LINE_MODEL_NAME != STATIC_MODEL_NAME
     assert shipped_manifest(LINE_MANIFEST_FILE)["model"] == LINE_MODEL_NAME
-    assert not np.array_equal(table, shipped_table())
+    assert not np.array_equal(table, tier)
     embed = line_embedder()
     assert embed is not None
     expected = StaticEmbedder(table, LINE_MODEL_NAME).sums(["gzip the body"])

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..embed.static import LINE_MODEL_NAME, named_embedder
-from ..errors import ConfigError, EmbeddingError
+from ..errors import EmbeddingError
 from ..filetext import display_text
 from ..retrieve import Searcher
 from ..retrieve.concepts import concept_terms
@@ -399,7 +399,7 @@ def line_embedder() -> Embed | None:
     lines and words seen by earlier answers are kept); None when it cannot be loaded."""
     try:
         embedder = named_embedder(LINE_MODEL_NAME)
-    except (EmbeddingError, ConfigError) as exc:
+    except EmbeddingError as exc:
         log.warning("evidence lines are not weighed by meaning: %s", exc)
         return None
     with _MEMOS_LOCK:
