@@ -16,7 +16,6 @@ same corpora under each other). ``search_bench.py`` is the full before/after.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,8 @@ from search_bench import KEYWORD_STATIC, STATIC_ALONE, codecite_search, model_in
 from search_corpus import PROJECTS, prepare  # noqa: E402
 from static_models import SHIPPED  # noqa: E402
 
+from codecite.config import load_config  # noqa: E402
+from codecite.errors import ConfigError  # noqa: E402
 from codecite.evaluate import evaluate  # noqa: E402
 from codecite.retrieve import Searcher  # noqa: E402
 
@@ -48,9 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     workdir = Path(args.workdir) / "tables"
-    settings = dict(_setting(s) for s in args.set)
-    if args.static_weight is not None:
-        settings["static_weight"] = args.static_weight
+    settings = _settings(args.set, args.static_weight)
     corpora = prepare(PROJECTS, Path(args.workdir))
     for table in args.tables:
         started = time.perf_counter()
@@ -76,16 +75,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _setting(text: str) -> tuple[str, object]:
-    """``NAME=VALUE`` as a config setting: VALUE read as JSON (a number, true, a
-    string in quotes), else as the string it is."""
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise SystemExit(f"--set {text!r}: expected NAME=VALUE")
+def _settings(pairs: list[str], static_weight: float | None) -> dict[str, object]:
+    """The ``--set NAME=VALUE`` settings (and ``--static-weight``), checked and typed as
+    a ``codecite.toml`` value would be, before the corpora are prepared (minutes)."""
+    given: dict[str, object] = {}
+    for text in pairs:
+        name, sep, value = text.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--set {text!r}: expected NAME=VALUE")
+        given[name.replace("-", "_")] = value
+    if static_weight is not None:
+        given["static_weight"] = static_weight
     try:
-        return name, json.loads(value)
-    except json.JSONDecodeError:
-        return name, value
+        checked = load_config(overrides=given, environ={}).settings()
+    except ConfigError as exc:
+        raise SystemExit(f"--set: {exc}") from None
+    return {name: checked[name] for name in given}
 
 
 if __name__ == "__main__":
