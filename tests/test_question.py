@@ -401,3 +401,17 @@ def test_a_reports_static_search_embeds_its_title(shop: Path) -> None:
         plan = searcher._report_lists(REPORT, read_question(REPORT), None, True)
     assert plan.static_text == REPORT.strip().splitlines()[0]
     assert plan.text != plan.static_text  # the model tier reads the whole prose
+
+
+def test_inline_code_spans_of_any_backtick_run_are_identifiers() -> None:
+    # reStructuredText and Markdown write ``Name`` too: the text between two spans is
+    # not an identifier, nor is a fenced block
+    from codecite.retrieve.intent import analyse
+
+    info = analyse(
+        "``MultiBlock``.plot does not work when using ``PointSet`` or `to_json_dict`\n\n"
+        "```python\nblocks = pv.MultiBlock()\n```\n"
+    )
+    assert info.identifiers[:3] == ("MultiBlock", "PointSet", "to_json_dict")
+    assert not any(" " in i or "\n" in i for i in info.identifiers)
+

@@ -43,7 +43,9 @@ ASKS_NON_CODE = re.compile(
     r"markdown|license|contributing)\b",
     re.I,
 )
-_BACKTICK = re.compile(r"`([^`]+)`")
+#: An inline code span: a run of backticks, text on one line, the same run again
+#: (Markdown and reStructuredText: `x`, ``x``); a fenced block is not one.
+_BACKTICK = re.compile(r"(?<!`)(`+)(?!`)([^`\r\n]+?)(?<!`)\1(?!`)")
 _DOTTED = re.compile(r"\b[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+\b")
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 
@@ -90,7 +92,7 @@ def analyse(query: str, intent_text: str | None = None) -> QueryInfo:
     given (a bug report's title: its body says "test" and "assert" without asking
     for tests)."""
     intent = detect_intent(query if intent_text is None else intent_text)
-    found: list[str] = [m.group(1).strip() for m in _BACKTICK.finditer(query)]
+    found: list[str] = [m.group(2).strip() for m in _BACKTICK.finditer(query)]
     found += [m.group(0) for m in _DOTTED.finditer(query) if not m.group(0)[0].isdigit()]
     words = _WORD.findall(_BACKTICK.sub(" ", query))
     found += [w for w in words if _is_identifier(w)]
