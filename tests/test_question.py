@@ -415,3 +415,27 @@ def test_inline_code_spans_of_any_backtick_run_are_identifiers() -> None:
     assert info.identifiers[:3] == ("MultiBlock", "PointSet", "to_json_dict")
     assert not any(" " in i or "\n" in i for i in info.identifiers)
 
+
+def test_a_long_class_cut_into_parts_is_one_definition_to_look_up(tmp_path: Path) -> None:
+    # A class long enough to be cut into many chunks is still one definition: a bug
+    # report naming it gets its exact look-up (it was counted as one definition per
+    # part and dropped as "defined everywhere").
+    from codecite.retrieve.parts import MAX_DEFINITIONS, count_definitions, specific_identifiers
+
+    fields = "".join(f"    field_{i}: int = {i}\n" for i in range(400))
+    methods = "".join(
+        f"    def method_{i}(self, value):\n        return value + {i}\n\n" for i in range(5)
+    )
+    root = _indexed(
+        tmp_path / "blocks",
+        {
+            "pkg/composite.py": f'class MultiBlock:\n    """Blocks."""\n\n{fields}\n{methods}',
+            "pkg/other.py": "def plot(blocks):\n    return blocks\n",
+        },
+    )
+    with codecite.open_index(root, create=False) as idx:
+        store = idx.store
+        parts = store.find_symbols("MultiBlock", "name", None, 100)
+        assert len(parts) > MAX_DEFINITIONS  # the class is cut into many chunks
+        assert count_definitions(store, "MultiBlock", None) == 1
+        assert specific_identifiers(store, ("MultiBlock",), None, 5) == ("MultiBlock",)

@@ -39,6 +39,8 @@ CODE_LANGUAGES = tuple(GRAMMARS)
 
 #: An identifier naming more definitions than this is too common to look up.
 MAX_DEFINITIONS = 5
+#: Chunks of one name read to count its definitions (a long class's parts included).
+DEFINITION_CHUNKS = 64
 _DUNDER = re.compile(r"__\w+__")
 #: How many folders above the file name a suffix match may use.
 SUFFIX_DEPTH = 3
@@ -154,12 +156,25 @@ def specific_identifiers(
             out.append(identifier)
         elif len(split_identifier(name)) < 2 and not name[0].isupper():
             continue
-        found = store.find_symbols(name, "name", filters, MAX_DEFINITIONS + 1)
-        if 1 <= len(found) <= MAX_DEFINITIONS and identifier not in out:
+        if (
+            identifier not in out
+            and 1 <= count_definitions(store, name, filters) <= MAX_DEFINITIONS
+        ):
             out.append(identifier)
         if len(out) == limit:
             break
     return tuple(out)
+
+
+def count_definitions(store: ReadStore, name: str, filters: Filters | None) -> int:
+    """How many definitions are named ``name`` (more than :data:`MAX_DEFINITIONS`
+    counts as one more): a long class or function cut into parts is one definition,
+    however many chunks it has."""
+    found = store.find_symbols(name, "name", filters, DEFINITION_CHUNKS)
+    if len(found) <= MAX_DEFINITIONS:
+        return len(found)
+    chunks = store.get_chunks(found).values()
+    return min(len({(c.path, c.qualname) for c in chunks}), MAX_DEFINITIONS + 1)
 
 
 def code_only(info: QueryInfo, filters: Filters | None) -> Filters | None:
