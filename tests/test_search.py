@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,34 @@ def test_cli_search_errors_and_human_output(shop: Path) -> None:
     assert json.loads(proc.stdout)["mean"]["file"]["recall_at_5"] >= FILE_RECALL_AT_5_FLOOR
     log = (shop / ".codecite" / "queries.jsonl").read_text().splitlines()
     assert json.loads(log[-1])["type"] == "search"
+
+
+def test_a_bug_reports_rerank_puts_the_projects_tooling_below_its_code() -> None:
+    # A report's fix is in the code the project ships: its build, release and docs
+    # scripts, benchmarks and version stamping lose the path prior, unless the report's
+    # title asks about setup or packaging. A short question is not touched.
+    from codecite.config import Config
+    from codecite.retrieve.rerank import SignalReranker
+    from codecite.types import Chunk
+
+    def hit(path: str) -> Hit:
+        chunk = Chunk(
+            f"id-{path}", "r", path, "python", "function", "encode", "encode", 1, 9, "...",
+            "", "h",
+        )  # fmt: skip
+        return Hit(chunk, 1.0, "keyword")
+
+    paths = ["benchmarks/bench_encode.py", "scripts/release.py", "setup.py", "pkg/encode.py"]
+    store = MemoryStore([hit(p).chunk for p in paths])
+    reranker = SignalReranker(store, Config())
+
+    def order(query: str, title: str, long: bool) -> list[str]:
+        info = replace(analyse(query, title), long=long)
+        return [h.chunk.path for h in reranker.rerank([hit(p) for p in paths], info)]
+
+    report = "Encoding a dataset with a long value fails " + "with an error " * 30
+    assert order(report, report[:40], long=True)[0] == "pkg/encode.py"
+    assert order(report, report[:40], long=True)[1:] == paths[:3]  # the rest as they came
+    setup = "setup.py install fails on Python 3.12 " + "with an error " * 30
+    assert order(setup, setup[:40], long=True) == paths  # asked about: all alike
+    assert order("where do we encode values?", "", long=False) == paths

@@ -26,6 +26,20 @@ from .intent import QueryInfo, symbol_candidates
 from .types import Hit
 
 _DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo)/|\.(md|rst|txt)$", re.I)
+#: A project's own tooling: build, release and documentation scripts, benchmarks,
+#: version stamping. A bug report's fix is in the code it ships, rarely here.
+_SUPPORT_PATH = re.compile(
+    r"^(bench|scripts?|build_tools|tools|ci|\.github)/|(^|/)benchmarks?/|(^|/)(setup|"
+    r"versioneer|_version|noxfile|tasks|fabfile)\.py$",
+    re.I,
+)
+
+
+def _is_tooling(path: str, info: QueryInfo) -> bool:
+    """The project's tooling, for a bug report not about setup or packaging."""
+    return info.long and not info.asks_non_code and bool(_SUPPORT_PATH.search(path))
+
+
 COARSE_KINDS = frozenset({"module", "window", "file"})
 
 
@@ -87,7 +101,7 @@ class SignalReranker:
             why.append(f"linked to {links} other hits")
         if is_test_path(c.path):
             bonus += prior if info.intent in ("tests", "impact") else -prior
-        elif _DOC_PATH.search(c.path) and not asks_docs:
+        elif (_DOC_PATH.search(c.path) and not asks_docs) or _is_tooling(c.path, info):
             bonus -= prior
         if c.kind in COARSE_KINDS or (
             c.kind == "class" and c.end_line - c.start_line >= cfg.search.large_class_lines
