@@ -11,7 +11,11 @@ Side by side, on the same instances and the same trees:
   ``\\w+`` lower-cased tokens of the question, no stop words);
 - ``codecite <mode>``: ``Index.search(question, k=30)`` (the public API only) on a
   codecite index of the instance's tree, one row per entry of :data:`MODES`
-  (``keyword``: vector search off; ``full``: hybrid with MiniLM vectors).
+  (``keyword``: vector search off; ``static``: keyword + the static tier;
+  ``static-alone``: the static tier's list alone; ``full``: hybrid with MiniLM vectors).
+  ``--modes static-ceiling`` adds an upper bound, not a system: keyword + static with
+  the static list replaced by the chunks of the files the fix changed (what a perfect
+  static model could add at the static list's weight).
 
 The question is the issue text as reported. Per project there is ONE working tree
 and ONE codecite index (``--workdir``, kept between runs): instances run in commit
@@ -99,6 +103,8 @@ class Mode:
     search: dict[str, Any] = field(default_factory=dict)
     #: Config settings of this mode's searches (a Searcher of its own).
     config: dict[str, Any] = field(default_factory=dict)
+    #: The Searcher class of this mode's searches (its own, when not the plain one).
+    searcher: type[Searcher] = Searcher
 
 
 #: The codecite modes, by name (the system is called "codecite NAME"). A later tier
@@ -115,7 +121,34 @@ MODES: dict[str, Mode] = {
     # keyword + static with the vector lists' weight for bug reports at 1 and 0.5 (not 2)
     "static@q1": Mode(("static",), {"tiers": ("static",)}, {"question_vector_weight": 1.0}),
     "static@q0.5": Mode(("static",), {"tiers": ("static",)}, {"question_vector_weight": 0.5}),
+    # the static tier's list alone (no keyword lists): the model's own ranking
+    "static-alone": Mode(("static",), {"tiers": ("static",), "keyword": False}),
 }
+
+
+class CeilingSearcher(Searcher):
+    """keyword + static with the static list replaced by the chunks of the files the
+    fix changed (each file's chunks in the static tier's own order, the files taking
+    turns): what a perfect static model could add through fusion at the static list's
+    weight. An upper bound for the model, not a system."""
+
+    gold: tuple[str, ...] = ()
+
+    def _static(self, text: str, filters: Any) -> list[str]:
+        found = super()._static(text, filters)
+        order = {chunk_id: i for i, chunk_id in enumerate(found)}
+        per_file = [
+            sorted(self.store.chunk_ids_by_path([path]), key=lambda c: order.get(c, len(order)))
+            for path in self.gold
+        ]
+        n = self.config.search.candidates
+        return [ids[i] for i in range(n) for ids in per_file if i < len(ids)][:n]
+
+
+#: Upper bounds (``--modes static-ceiling``): not systems, never in the default run.
+MODES["static-ceiling"] = Mode(("static",), {"tiers": ("static",)}, searcher=CeilingSearcher)
+DEFAULT_MODES = [m for m in MODES if m != "static-ceiling"]
+
 #: ``Index.update()`` arguments that build each vector tier (the static tier alone:
 #: no model vectors, the static stage run after the update).
 TIER_UPDATE: dict[str, dict[str, Any]] = {"model": {"embed": True}, "static": {}}
@@ -393,8 +426,11 @@ def run_instance(
     for mode in modes:
         system, kwargs = f"codecite {mode}", MODES[mode].search
         target: Any = index
-        if MODES[mode].config:
-            target = Searcher(index.store, replace(index.config, **MODES[mode].config))
+        own = MODES[mode].searcher
+        if MODES[mode].config or own is not Searcher or "keyword" in kwargs:
+            target = own(index.store, replace(index.config, **MODES[mode].config))
+            if isinstance(target, CeilingSearcher):
+                target.gold = tuple(gold)
         started = time.perf_counter()
         try:
             hits = search_hits(target, question, CHUNKS_K, kwargs)
@@ -508,7 +544,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--projects", help="comma-separated: sqlfluff,pvlib-python,...")
     parser.add_argument("--instances", help="comma-separated instance ids")
     parser.add_argument("--limit", type=int, default=0, help="at most N instances per project")
-    parser.add_argument("--modes", default=",".join(MODES), help="codecite modes to run")
+    parser.add_argument(
+        "--modes",
+        default=",".join(DEFAULT_MODES),
+        help=f"codecite modes to run, of: {', '.join(MODES)} (default: all but static-ceiling)",
+    )
     parser.add_argument("--no-embed", action="store_true", help="only modes without vectors")
     parser.add_argument("--jobs", type=int, default=1, help="projects in parallel processes")
     parser.add_argument("--verify", action="store_true", help="check trees against git archive")
