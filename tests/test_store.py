@@ -109,6 +109,9 @@ def test_keyword_rows_follow_chunks_in_every_backend(store: Store) -> None:
         store.delete_file("billing/tax.py")
     assert store.keyword_search(["rate"], None, 10, weights) == []
     assert store.document_count() == 0
+    # a term's document frequency is the index's as it is now, not as first asked (a
+    # long-lived process searching an index that is re-indexed beside it)
+    assert store.document_frequency("region") == 0
 
 
 def test_delete_file_removes_graph_rows(store: Store) -> None:

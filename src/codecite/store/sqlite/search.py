@@ -50,7 +50,6 @@ class SearchTables(Tables):
     """The keyword-index and symbol-table methods of
     :class:`~codecite.store.sqlite.SQLiteStore`."""
 
-    _df_cache: dict[str, int]
     _vocab_ready: bool = False
 
     def keyword_search(
@@ -87,19 +86,18 @@ class SearchTables(Tables):
         return int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
     def document_frequency(self, term: str) -> int:
-        """Chunks whose keyword texts hold ``term`` (cached per store)."""
+        """Chunks whose keyword texts hold ``term``, as the index is now (callers cache
+        per :meth:`generation`: :class:`~codecite.retrieve.keyword.TermStats`)."""
         if not self._vocab_ready:
             self.conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.codecite_vocab "
                 "USING fts5vocab(main, 'chunks_fts', 'row')"
             )
-            self._vocab_ready, self._df_cache = True, {}
-        if term not in self._df_cache:
-            row = self.conn.execute(
-                "SELECT doc FROM temp.codecite_vocab WHERE term = ?", (term,)
-            ).fetchone()
-            self._df_cache[term] = int(row[0]) if row else 0
-        return self._df_cache[term]
+            self._vocab_ready = True
+        row = self.conn.execute(
+            "SELECT doc FROM temp.codecite_vocab WHERE term = ?", (term,)
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     def find_symbols(
         self, name: str, column: Literal["qualname", "name"], filters: Filters | None, limit: int
