@@ -163,9 +163,10 @@ class SearchConfig:
     #: model vectors are missing, and times ``static_weight_full`` once all exist. With
     #: the trained code model (issue 24) the static list helps the full pipeline's
     #: retrieval too (docstring benchmark file MRR 0.773 at 0, 0.790 at 0.5, 0.794 at
-    #: 1.0); on the answer benchmark (bench/answer_bench.py) 1.0 measured lead hit
-    #: 0.421 vs 0.405 and evidence@3 0.553 vs 0.563, but a shop question then abstains
-    #: and the graph-expansion golden changes: off until both are re-examined.
+    #: 1.0; bug reports Acc@5 59.6 at 0, 60.5 at 1.0), but not the answers: on
+    #: the answer benchmark (bench/answer_bench.py, MiniLM embedded) 1.0 measured
+    #: evidence@3 0.716 against 0.737 and lead hit 0.558 against 0.611, and a shop
+    #: question then abstains. So it stays 0 (issue 24, stop 36).
     static_weight: float = 1.0
     static_weight_full: float = 0.0
     #: Candidates taken from each list before fusion.
