@@ -5,6 +5,7 @@ projects fetched at run time::
     python bench/answer_bench.py                        # baseline vs current, ~15 min
     python bench/answer_bench.py --projects starlette   # one project
     python bench/answer_bench.py --no-baseline --signals   # current only, + abstention data
+    python bench/answer_bench.py --baseline HEAD --static-only   # full vs keyword + static
 
 Side by side, in one run, on the same trees and questions, offline (extractive answers):
 
@@ -130,7 +131,13 @@ def run_system(args: argparse.Namespace) -> int:
         root, index_dir = Path(job["root"]), Path(job["index"])
         started = time.perf_counter()
         with codecite.open_index(root, index_dir=index_dir) as idx:
-            idx.update()
+            if job.get("static_only"):  # keyword + static: no model vectors at all
+                from codecite.index.static_stage import update_static_tier
+
+                idx.update(embed=False)
+                update_static_tier(idx.store, idx.config, lambda _event: None)
+            else:
+                idx.update()
         log(f"{job['system']} {job['project']}: indexed in {time.perf_counter() - started:.0f} s")
         with codecite.open_index(root, index_dir=index_dir, create=False) as idx:
             idx.ask("warm up: where is the main entry point?", "extractive")
@@ -308,12 +315,20 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the current code reads the baseline's index (a refactoring's check: alike?)",
     )
+    parser.add_argument(
+        "--static-only",
+        action="store_true",
+        help="the current code answers from keyword + static indexes (no model vectors); "
+        "with --baseline HEAD: the tiers compared on the same code",
+    )
     parser.add_argument("--check", action="store_true", help="check the references, then stop")
     parser.add_argument("--json", default=str(HERE / "results" / "answers.json"), help="output")
     parser.add_argument("--run-system", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.run_system:
         return run_system(args)
+    if args.same_index and args.static_only:
+        parser.error("--static-only needs indexes of its own; leave out --same-index")
     workdir = Path(args.workdir).resolve()
     pins = projects()
     names = [p.strip() for p in args.projects.split(",")] if args.projects else list(pins)
@@ -331,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         print(f"{len(questions)} questions: every reference holds its text")
         return 0
-    systems = {"current": HERE.parent / "src"}
+    current = "current (keyword + static)" if args.static_only else "current"
+    systems = {current: HERE.parent / "src"}
     if not args.no_baseline:
         systems = {
             f"baseline ({args.baseline})": baseline_source(args.baseline, workdir),
@@ -343,7 +359,9 @@ def main(argv: list[str] | None = None) -> int:
     first_slug = ""
     for system, src in systems.items():
         # the baseline's index folder is its revision's own (another revision may not read it)
-        slug = f"baseline-{args.baseline}" if system.startswith("baseline") else system.split()[0]
+        static_only = args.static_only and system == current
+        slug = f"baseline-{args.baseline}" if system.startswith("baseline") else "current"
+        slug += "-static" if static_only else ""
         # --same-index: every system reads the first one's index (a parallel parse writes
         # chunks in a different order each build, which reorders tied low-ranked hits)
         first_slug = first_slug or slug
@@ -354,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                 "project": name,
                 "root": str(roots[name]),
                 "index": str(workdir / "index" / folder / name),
+                "static_only": static_only,
                 "questions": [
                     {"id": q.id, "question": q.question}
                     for q in questions.values() if q.project == name
@@ -372,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(records) == 2:
         print("\n" + same_answers(*records.values()))
     if args.signals:
-        Path(args.signals).write_text(signal_report(questions, records["current"]) + "\n")
+        Path(args.signals).write_text(signal_report(questions, records[current]) + "\n")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"results": results, "records": records}, indent=1))
