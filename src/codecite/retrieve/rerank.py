@@ -35,11 +35,6 @@ _SUPPORT_PATH = re.compile(
 )
 
 
-def _is_tooling(path: str, info: QueryInfo) -> bool:
-    """The project's tooling, for a bug report not about setup or packaging."""
-    return info.long and not info.asks_non_code and bool(_SUPPORT_PATH.search(path))
-
-
 COARSE_KINDS = frozenset({"module", "window", "file"})
 
 
@@ -70,9 +65,12 @@ class SignalReranker:
             [h.chunk.id for h in hits[: self.config.search.rerank_proximity_pool]]
         )
         asks_docs, asks_non_code = info.asks_docs, info.asks_non_code
+        # a bug report not about setup or packaging: the project's tooling is not its fix
+        tooling_down = info.long and not asks_non_code
         out = []
         for hit in hits:
-            bonus, why = self._signals(hit, info, wanted, linked.get(hit.chunk.id, 0), asks_docs)
+            links = linked.get(hit.chunk.id, 0)
+            bonus, why = self._signals(hit, info, wanted, links, asks_docs, tooling_down)
             if not is_code_language(hit.chunk.language) and not asks_non_code:
                 bonus -= self.config.search.rerank_non_code_prior
             reason = hit.why + (f"; {', '.join(why)}" if why else "")
@@ -80,7 +78,13 @@ class SignalReranker:
         return sorted(out, key=lambda h: -h.score)
 
     def _signals(
-        self, hit: Hit, info: QueryInfo, wanted: set[str], links: int, asks_docs: bool
+        self,
+        hit: Hit,
+        info: QueryInfo,
+        wanted: set[str],
+        links: int,
+        asks_docs: bool,
+        tooling_down: bool,
     ) -> tuple[float, list[str]]:
         c, cfg = hit.chunk, self.config
         bonus, why = 0.0, []
@@ -101,7 +105,9 @@ class SignalReranker:
             why.append(f"linked to {links} other hits")
         if is_test_path(c.path):
             bonus += prior if info.intent in ("tests", "impact") else -prior
-        elif (_DOC_PATH.search(c.path) and not asks_docs) or _is_tooling(c.path, info):
+        elif (_DOC_PATH.search(c.path) and not asks_docs) or (
+            tooling_down and _SUPPORT_PATH.search(c.path)
+        ):
             bonus -= prior
         if c.kind in COARSE_KINDS or (
             c.kind == "class" and c.end_line - c.start_line >= cfg.search.large_class_lines
