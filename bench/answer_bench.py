@@ -56,6 +56,11 @@ BASELINE_REV = "ed4b857"
 WORKDIR = Path("/work/answer-bench")
 MIRRORS = Path("/work/.mirror")
 FIRST_BLOCKS = 3
+#: The floor every answer figure is reported beside (issue 38): the same answer with
+#: its blocks in search's order, nothing reordered, nothing declined.
+SEARCH_ORDER = "search order"
+#: Search's own chunks, each cited whole (what ``search`` lists).
+SEARCH_CHUNKS = "search chunks"
 
 
 def log(message: str) -> None:
@@ -141,28 +146,55 @@ def run_system(args: argparse.Namespace) -> int:
         log(f"{job['system']} {job['project']}: indexed in {time.perf_counter() - started:.0f} s")
         with codecite.open_index(root, index_dir=index_dir, create=False) as idx:
             idx.ask("warm up: where is the main entry point?", "extractive")
+            # the floor (issue 38): the same answer, blocks in search's order, no model
+            floor = None
+            if job.get("search_order"):
+                floor = codecite.open_index(
+                    root, index_dir=index_dir, create=False, overrides={"answer_model": False}
+                )
             for q in job["questions"]:
-                t0 = time.perf_counter()
-                answer = idx.ask(q["question"], "extractive")
-                elapsed = time.perf_counter() - t0
-                data = answer.to_json()
-                print(json.dumps({
-                    "id": q["id"],
-                    "system": job["system"],
-                    "insufficient": bool(data["insufficient"]),
-                    "citations": [[c["path"], c["start_line"], c["end_line"]]
-                                  for c in data["citations"]],
-                    "sources": [[h["path"], h["start_line"], h["end_line"]]
-                                for h in data["sources"]],
-                    "confidence": data.get("confidence"),
-                    "signals": data.get("signals"),
-                    "shape": data.get("shape", ""),
-                    "chars": len(data["answer"]),
-                    "lines": data["answer"].count("\n") + 1,
-                    "ms": round(elapsed * 1000, 1),
-                    "answer": data["answer"],
-                }), flush=True)  # fmt: skip
+                if floor is not None:
+                    print(json.dumps(search_chunks(idx, q)), flush=True)
+                    print(json.dumps(answer_record(floor, q, job["search_order"])), flush=True)
+                print(json.dumps(answer_record(idx, q, job["system"])), flush=True)
+            if floor is not None:
+                floor.close()
     return 0
+
+
+def search_chunks(idx: Any, q: dict[str, Any]) -> dict[str, Any]:
+    """``Index.search``'s top chunks, each cited whole (a class of 300 lines as one
+    citation), in search's order: what ``search`` shows."""
+    t0 = time.perf_counter()
+    result = idx.search(q["question"], k=10)
+    elapsed = time.perf_counter() - t0
+    cited = [[h.chunk.path, h.chunk.start_line, h.chunk.end_line] for h in result.hits]
+    return {"id": q["id"], "system": SEARCH_CHUNKS, "insufficient": False,
+            "citations": cited[:5], "sources": cited, "confidence": None, "signals": None,
+            "shape": "", "chars": 0, "lines": 0, "ms": round(elapsed * 1000, 1),
+            "answer": ""}  # fmt: skip
+
+
+def answer_record(idx: Any, q: dict[str, Any], system: str) -> dict[str, Any]:
+    """One answer of ``Index.ask`` (extractive) as a record."""
+    t0 = time.perf_counter()
+    answer = idx.ask(q["question"], "extractive")
+    elapsed = time.perf_counter() - t0
+    data = answer.to_json()
+    return {
+        "id": q["id"],
+        "system": system,
+        "insufficient": bool(data["insufficient"]),
+        "citations": [[c["path"], c["start_line"], c["end_line"]] for c in data["citations"]],
+        "sources": [[h["path"], h["start_line"], h["end_line"]] for h in data["sources"]],
+        "confidence": data.get("confidence"),
+        "signals": data.get("signals"),
+        "shape": data.get("shape", ""),
+        "chars": len(data["answer"]),
+        "lines": data["answer"].count("\n") + 1,
+        "ms": round(elapsed * 1000, 1),
+        "answer": data["answer"],
+    }
 
 
 def spawn(
@@ -178,6 +210,14 @@ def spawn(
     if proc.returncode:
         raise SystemExit(f"{system} failed (exit {proc.returncode})")
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def split_systems(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """A child's records by the system that made them (its answers; search order)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for rec in records:
+        out.setdefault(rec["system"], []).append(rec)
+    return out
 
 
 # --------------------------------------------------------------------------- scoring
@@ -242,7 +282,27 @@ def score(questions: dict[str, Question], records: list[dict[str, Any]]) -> dict
     for q, r in groups.get("all", []):
         by_shape.setdefault(q.shape, []).append((q, r))
     out["by_shape"] = {k: rates(v) for k, v in sorted(by_shape.items())}
+    by_project: dict[str, list[tuple[Question, dict[str, Any]]]] = {}
+    for q, r in groups.get("all", []):
+        by_project.setdefault(q.project, []).append((q, r))
+    out["by_project"] = {k: rates(v) for k, v in sorted(by_project.items())}
     return out
+
+
+def project_table(results: dict[str, dict[str, Any]]) -> str:
+    """evidence@3 / lead hit / answerable declined per project, a column per system."""
+    systems = list(results)
+    projects_ = sorted({p for m in results.values() for p in m.get("by_project", {})})
+    rows = ["| project | n | " + " | ".join(systems) + " |", "|---|---|" + "---|" * len(systems)]
+    for p in projects_:
+        cells = []
+        for system in systems:
+            m = results[system].get("by_project", {}).get(p)
+            cells.append(f"{m['evidence@3']:.2f} / {m['lead_hit']:.2f} / {m['declined']:.2f}"
+                         if m else "-")  # fmt: skip
+        n = next(m["by_project"][p]["n"] for m in results.values() if p in m.get("by_project", {}))
+        rows.append(f"| {p} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
@@ -306,7 +366,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default=str(WORKDIR), help="trees, indexes (kept)")
     parser.add_argument("--mirrors", default=str(MIRRORS), help="folder of OWNER+NAME/repo")
-    parser.add_argument("--projects", help="comma-separated (default: all in projects.json)")
+    parser.add_argument("--projects", help="comma-separated (default: every project of --set)")
+    parser.add_argument(
+        "--set",
+        choices=("answers", "sweqa", "all"),
+        default="all",
+        help="the answer benchmark's projects, SWE-QA's development split (sqlfluff, reflex, "
+        "streamlink: ../shared/bench-data/sweqa-dev), or both (default)",
+    )
     parser.add_argument("--baseline", default=BASELINE_REV, help="git revision of the baseline")
     parser.add_argument("--no-baseline", action="store_true", help="only the current code")
     parser.add_argument("--signals", help="write the current system's signals (TSV) here")
@@ -330,8 +397,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.same_index and args.static_only:
         parser.error("--static-only needs indexes of its own; leave out --same-index")
     workdir = Path(args.workdir).resolve()
-    pins = projects()
-    names = [p.strip() for p in args.projects.split(",")] if args.projects else list(pins)
+    pins = projects(sweqa=True)
+    in_set = [n for n, pin in pins.items() if args.set == "all"
+              or (pin.get("set") == "sweqa-dev") == (args.set == "sweqa")]  # fmt: skip
+    names = [p.strip() for p in args.projects.split(",")] if args.projects else in_set
     unknown = [n for n in names if n not in pins]
     if unknown:
         parser.error(f"unknown projects {unknown}; choose from {', '.join(pins)}")
@@ -373,6 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                 "root": str(roots[name]),
                 "index": str(workdir / "index" / folder / name),
                 "static_only": static_only,
+                "search_order": SEARCH_ORDER if system == current else "",
                 "questions": [
                     {"id": q.id, "question": q.question}
                     for q in questions.values() if q.project == name
@@ -380,16 +450,19 @@ def main(argv: list[str] | None = None) -> int:
             }
             for name in names
         ]  # fmt: skip
-        records[system] = spawn(slug, src, jobs, workdir)
-        results[system] = score(questions, records[system])
+        for name, rows in split_systems(spawn(slug, src, jobs, workdir)).items():
+            records[name] = rows
+            results[name] = score(questions, rows)
     print(table(results))
+    print("\nper project (evidence@3 / lead hit / answerable declined):\n" + project_table(results))
     for system, m in results.items():
         print(f"\n{system} by shape: " + ", ".join(
             f"{k} {v['evidence@3']:.2f}/{v['lead_hit']:.2f} (n={v['n']})"
             for k, v in m["by_shape"].items()
         ))  # fmt: skip
-    if len(records) == 2:
-        print("\n" + same_answers(*records.values()))
+    answers = [rows for name, rows in records.items() if name not in (SEARCH_ORDER, SEARCH_CHUNKS)]
+    if len(answers) == 2:
+        print("\n" + same_answers(*answers))
     if args.signals:
         Path(args.signals).write_text(signal_report(questions, records[current]) + "\n")
     out = Path(args.json)

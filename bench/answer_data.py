@@ -15,8 +15,14 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).resolve().parent / "answers"
+#: SWE-QA's development split (``../shared/bench-data/sweqa-dev``): engineers' questions
+#: on sqlfluff, reflex and streamlink with the lines (or files) that answer them.
+SWEQA = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "sweqa-dev"
+#: A reference to a whole file (SWE-QA names files without ranges for some questions).
+WHOLE_FILE = 10**9
 PERSONAS = ("engineer", "qa", "pm")
 SHAPES = ("yesno", "quantity", "where", "how", "what-happens", "impact", "tests", "error", "who")
 OUT_KINDS = ("other-project", "product")
@@ -47,14 +53,52 @@ class Question:
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
 
-def projects() -> dict[str, dict[str, str]]:
-    """Project name → its pin (``{"source": "pypi", "spec": ...}`` or git)."""
+def projects(sweqa: bool = False) -> dict[str, dict[str, str]]:
+    """Project name → its pin (``{"source": "pypi", "spec": ...}`` or git); with
+    ``sweqa`` the SWE-QA development split's projects too (when its file is there)."""
     loaded: dict[str, dict[str, str]] = json.loads((DATA / "projects.json").read_text())
+    if sweqa:
+        loaded.update(sweqa_projects())
     return loaded
+
+
+def sweqa_projects() -> dict[str, dict[str, str]]:
+    """The SWE-QA development split's projects, pinned as its questions say."""
+    pins: dict[str, dict[str, str]] = {}
+    for raw in _sweqa_rows():
+        name = raw["repo"].split("/")[-1]
+        pins[name] = {"source": "git", "repo": raw["repo"], "commit": raw["commit"],
+                      "language": "python", "set": "sweqa-dev"}  # fmt: skip
+    return pins
+
+
+def _sweqa_rows() -> list[dict[str, Any]]:
+    path = SWEQA / "questions.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _sweqa_questions(project: str) -> list[Question]:
+    """SWE-QA's questions of one project: engineers', all answerable; a target file
+    without ranges is a reference to the whole file."""
+    out = []
+    for raw in _sweqa_rows():
+        if raw["repo"].split("/")[-1] != project:
+            continue
+        refs = tuple(
+            Ref(t["path"], start, end)
+            for t in raw["targets"]
+            for start, end in (t["ranges"] or [(1, WHOLE_FILE)])
+        )
+        out.append(Question(raw["id"], project, "engineer", "how", raw["question"], True, refs))
+    return out
 
 
 def load(project: str) -> list[Question]:
     """A project's questions, each checked for its fields' form (ValueError names the line)."""
+    if project in sweqa_projects():
+        return _sweqa_questions(project)
     path = DATA / f"{project}.jsonl"
     out: list[Question] = []
     seen: set[str] = set()
@@ -126,7 +170,7 @@ def check(project: str, tree: Path) -> list[str]:
                 problems.append(f"{q.id}: {ref.path} is not in the tree")
                 continue
             lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
-            if ref.end > len(lines):
+            if ref.end > len(lines) and ref.end != WHOLE_FILE:
                 problems.append(f"{q.id}: {ref.path}:{ref.start}-{ref.end} past its {len(lines)}")
                 continue
             text = "\n".join(lines[ref.start - 1 : ref.end])
