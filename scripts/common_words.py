@@ -1,9 +1,9 @@
-"""Write ``src/codecite/answer/data/common-words.txt``: the words of Python's standard
+"""Write ``src/codecite/question/data/common-words.txt``: the words of Python's standard
 library (identifier parts and the words of its docstrings and comments, tests left out)
 that occur at least :data:`MIN_COUNT` times and that the bundled tokenizer's vocabulary
 lacks as whole words.
 
-Abstention (``codecite.answer.abstain``) declines a question that names something no
+The answer model (``codecite.answer.features``) counts a question naming something no
 indexed code holds. A word is a *name* when it is written capitalised inside a sentence
 (``Celery``, ``PowerShell``) or is neither in the tokenizer's vocabulary (everyday
 English) nor in this list (the jargon of code: ``login``, ``endpoint``, ``username``,
@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 MIN_COUNT = 3
-TARGET = Path(__file__).resolve().parents[1] / "src" / "codecite" / "answer" / "data"
+TARGET = Path(__file__).resolve().parents[1] / "src" / "codecite" / "question" / "data"
 
 
 def stdlib_words(stdlib: Path) -> Counter[str]:

@@ -15,6 +15,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "codecite"
 FLOORS: list[set[str]] = [
     {"errors", "types", "identifiers", "_http", "progress", "config"},
     {"chunking", "graph", "scrub", "walk", "filetext", "filters", "embed", "store"},
+    {"question"},  # a question read once, below retrieval and answers (issue 38)
     {"index", "retrieve", "answer"},
     {"explain"},
     {"api", "__init__"},  # the door

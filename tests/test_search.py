@@ -22,9 +22,9 @@ from repos import copy_index
 import codecite
 from codecite.evaluate import Retrieved, evaluate, load_golden
 from codecite.filters import path_matches
+from codecite.question.kinds import analyse
 from codecite.retrieve import SOURCES, Filters, Hit, Searcher
 from codecite.retrieve.fusion import rrf
-from codecite.retrieve.intent import analyse
 from codecite.retrieve.keyword import query_terms
 from codecite.retrieve.pack import estimate_tokens, pack
 from codecite.store.sqlite.search import fts_match

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from .api import RELATIONS
     from .filetext import clean_path
     from .filters import LANGUAGES
+    from .question.kinds import detect_intent
     from .retrieve.across import RepoHit, search_across, search_files_across
-    from .retrieve.intent import detect_intent
 
     # issue 22 (the store decides its backend once): what the server's state and jobs use
     from .scrub import scrub_text
@@ -87,7 +87,7 @@ _EXPORTS = {
     "RepoHit": "retrieve.across",  # a hit of a search across repositories
     "search_across": "retrieve.across",
     "search_files_across": "retrieve.across",
-    "detect_intent": "retrieve.intent",  # a question's intent, as search reports it
+    "detect_intent": "question.kinds",  # a question's intent, as search reports it
     "register_replicas": "store.postgres.replicas",  # read replicas of the shared store
     "CHUNK_KINDS": "types",
     "MAX_K": "types",  # the most results a search returns

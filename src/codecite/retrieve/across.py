@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ..identifiers import tokenize
-from .intent import QueryInfo, analyse
-from .keyword import STOPWORDS
+from ..question.kinds import QueryInfo, analyse
+from ..question.terms import STOPWORDS
 from .types import FileHit, Filters, Hit, SearchResult
 
 #: Cosine similarity that unrelated code reaches anyway (unanswerable questions scored

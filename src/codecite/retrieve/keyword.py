@@ -7,19 +7,9 @@ from __future__ import annotations
 from ..config import Config
 from ..filters import Filters
 from ..identifiers import joined_names, tokenize
+from ..question.kinds import symbol_candidates
+from ..question.terms import STOPWORDS
 from ..store.protocols import ChunkReader, KeywordIndex
-from .intent import symbol_candidates
-
-#: Words that carry no meaning for code search; dropped from keyword queries.
-STOPWORDS = frozenset(
-    """
-a an and are as at be by can could do does did for from has have how i if in into is it its
-me my of on or our should so than that the their them then there these this those to was
-we were what when where which who whom why will with would you your about all any each
-get gets got find show tell explain work works handled handle happen happens used use uses
-code function method class file files implemented implementation logic
-""".split()
-)
 
 
 def query_terms(text: str) -> list[str]:

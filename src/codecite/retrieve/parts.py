@@ -27,10 +27,11 @@ from ..config import Config
 from ..filters import Filters
 from ..graph.testmap import is_test_path
 from ..identifiers import split_identifier, tokenize
+from ..question.kinds import QueryInfo
+from ..question.parts import Frame, Parts, error_phrases
+from ..question.terms import STOPWORDS
 from ..store.protocols import ReadStore
-from .intent import QueryInfo
-from .keyword import STOPWORDS, TermStats, symbol_search
-from .question import Frame, Question, error_phrases
+from .keyword import TermStats, symbol_search
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class Deadline:
 
 def part_lists(
     store: ReadStore,
-    question: Question,
+    question: Parts,
     info: QueryInfo,
     config: Config,
     filters: Filters | None,
@@ -225,7 +226,7 @@ def informative_terms(
 
 def named_file_chunks(
     store: ReadStore,
-    question: Question,
+    question: Parts,
     terms: list[str],
     filters: Filters | None,
     max_files: int | None = None,
@@ -325,7 +326,7 @@ def _path_terms(path: str) -> list[str]:
 
 def error_chunks(
     store: ReadStore,
-    question: Question,
+    question: Parts,
     filters: Filters | None,
     limit: int,
     max_phrases: int | None = None,

@@ -21,8 +21,8 @@ from ..chunking.grammars import is_code_language
 from ..config import Config
 from ..graph.testmap import is_test_path
 from ..identifiers import split_identifier
+from ..question.kinds import QueryInfo, symbol_candidates
 from ..store.protocols import GraphReader
-from .intent import QueryInfo, symbol_candidates
 from .types import Hit
 
 _DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo)/|\.(md|rst|txt)$", re.I)

@@ -23,13 +23,14 @@ from ..config import Config
 from ..embed import EmbeddingCache, embed_text, embed_with_cache, get_embedder
 from ..embed.base import Embedder
 from ..errors import ConfigError
+from ..question import Question, read
+from ..question.kinds import QueryInfo
+from ..question.parts import Parts
 from ..scrub import scrub_text
 from ..store.protocols import TIERS, NearestVectors, ReadStore, Tier
-from .concepts import concept_terms
 from .expand import expand as graph_expand
 from .files import add_file_evidence, diversify, rank_files
 from .fusion import ranks, rrf
-from .intent import QueryInfo, analyse
 from .keyword import TermStats, keyword_search, symbol_search
 from .pack import pack
 from .parts import (
@@ -40,7 +41,6 @@ from .parts import (
     part_weights,
     specific_identifiers,
 )
-from .question import Question, read_question
 from .rerank import SignalReranker
 from .types import Filters, Hit, SearchResult
 from .vector import DatabaseVectors, VectorIndex
@@ -177,7 +177,7 @@ class Searcher:
     # --- the pipeline ----------------------------------------------------------
     def search(
         self,
-        query: str,
+        query: str | Question,
         *,
         k: int = 10,
         filters: Filters | None = None,
@@ -192,11 +192,14 @@ class Searcher:
         """Ranked hits for a query. ``expand``/``rerank`` default to the config. With
         ``files``, the ``k`` best files (``result.files``), each with its best chunks.
         ``tiers``: the vector tiers searched when ``vector`` (benchmarks measure the
-        static tier alone, as it is before the model's vectors exist)."""
+        static tier alone, as it is before the model's vectors exist). ``query``: the
+        text, or the question already read (:func:`codecite.question.read`: ``ask``
+        reads it once and passes it down)."""
+        question = query if isinstance(query, Question) else read(query)
         self.refresh()
         cfg, clock = self.config, _Clock()
         use = set(tiers) if vector else set()
-        hits, info, question = self._candidates(query, filters, keyword, use, clock)
+        hits, info = self._candidates(question, filters, keyword, use, clock)
         if cfg.search.expand if expand is None else expand:
             hits = graph_expand(self.store, hits, info.intent, cfg, filters)
             clock.lap("expand")
@@ -219,22 +222,26 @@ class Searcher:
         elif budget is not None:
             hits = pack(hits, budget, cfg.search.chars_per_token)
         result = SearchResult(
-            query, info.intent, hits if files else hits[:k], clock.laps, info=info
+            question.text, info.intent, hits if files else hits[:k], clock.laps, info=info
         )
         result.files = ranked_files
         self._log(result)
         return result
 
     def _candidates(
-        self, query: str, filters: Filters | None, keyword: bool, tiers: set[Tier], clock: _Clock
-    ) -> tuple[list[Hit], QueryInfo, Question]:
+        self,
+        question: Question,
+        filters: Filters | None,
+        keyword: bool,
+        tiers: set[Tier],
+        clock: _Clock,
+    ) -> tuple[list[Hit], QueryInfo]:
         """The fused keyword and vector candidates. One of two pipelines, chosen once,
         makes the keyword lists: a short question's (:meth:`_question_lists`), or a long
         question's (a bug report, :meth:`_report_lists`), read into its parts, each
         searched for what it is good at (:mod:`.parts`). The vector lists follow."""
-        question = read_question(query)
         lists_of = self._report_lists if question.long else self._question_lists
-        plan = lists_of(query, question, filters, keyword)
+        plan = lists_of(question, filters, keyword)
         clock.lap("keyword")
         similar: dict[str, float] = {}
         model = "model" in tiers and self.vectors is not None
@@ -246,55 +253,39 @@ class Searcher:
         if "static" in tiers and weights["static"] > 0:
             plan.lists["static"] = self._static(plan.static_text or plan.text, plan.filters)
         clock.lap("vector")
-        return self._fuse(plan.lists, weights, similar), plan.info, question
+        return self._fuse(plan.lists, weights, similar), plan.info
 
-    def _question_lists(
-        self, query: str, question: Question, filters: Filters | None, keyword: bool
-    ) -> _Plan:
+    def _question_lists(self, question: Question, filters: Filters | None, keyword: bool) -> _Plan:
         """A short question: its identifiers looked up exactly, its words by BM25; the
         weights follow how much of it is identifiers. A question in the user's words
-        ("before the server gives up") is searched again with the code's words for
-        them added (``timeout``, :mod:`.concepts`)."""
-        info = analyse(query)
+        ("before the server gives up") meets the code's (``timeout``) in the vector
+        tiers, learnt from docstring/identifier pairs of many projects."""
+        info, parts = question.info, question.parts
         lists = {"keyword": self._keyword(info, filters)} if keyword else {}
         weights = self._weights(info)
-        concepts = concept_terms(query)
-        if keyword and concepts and self.config.search.concept_weight > 0:
-            lists["concepts"] = keyword_search(
-                self.store,
-                f"{info.text} {' '.join(concepts)}",
-                self.config,
-                filters,
-                self.config.search.candidates,
-                self.term_stats,
-            )
-            weights["concepts"] = weights["keyword"] * self.config.search.concept_weight
-        if keyword and question.messages:  # a pasted error: the code writing its message
+        if keyword and parts.messages:  # a pasted error: the code writing its message
             lists["errors"] = error_chunks(
                 self.store,
-                question,
+                parts,
                 filters,
                 self.config.search.candidates,
                 self.config.search.long_query_phrases,
             )
             weights["errors"] = weights["keyword"] * self.config.search.question_error_weight
-        return _Plan(info, filters, lists, query, weights)
+        return _Plan(info, filters, lists, question.text, weights)
 
-    def _report_lists(
-        self, query: str, question: Question, filters: Filters | None, keyword: bool
-    ) -> _Plan:
+    def _report_lists(self, question: Question, filters: Filters | None, keyword: bool) -> _Plan:
         """A long question (a bug report, a pasted log): it asks where the code is,
         whatever its title says ("breaks", "why"); code only; each part searched for
         what it is good at, within the time box of a long question."""
         deadline = Deadline(self.config.search.long_query_seconds)
-        title = _title(question)
-        info = replace(analyse(query, title), intent="locate", long=True)
+        query, info, parts = question.text, question.info, question.parts
         filters = code_only(info, filters)
         lists: dict[str, list[str]] = {}
         if keyword:
             # The class of a reported error is rarely where the fix goes (its raise
             # is); of the rest, only specific names earn exact look-ups and the bonus.
-            raised = set(question.error_types)
+            raised = set(parts.error_types)
             kept = tuple(i for i in info.identifiers if i.rpartition(".")[2] not in raised)
             specific = specific_identifiers(
                 self.store,
@@ -306,13 +297,13 @@ class Searcher:
             )
             info = replace(info, identifiers=specific)
             lists = part_lists(
-                self.store, question, info, self.config, filters, self.term_stats, deadline
+                self.store, parts, info, self.config, filters, self.term_stats, deadline
             )
-        text = question.prose if question.prose.strip() else query
+        text = parts.prose if parts.prose.strip() else query
         # the static tier embeds the title: its token-sum model learnt from one-sentence
         # queries, and a whole report's sum is its common words (bug reports, keyword +
         # static: Acc@5 59.6 -> 60.1, chunk hit@5 70.9 -> 71.7)
-        return _Plan(info, filters, lists, text, part_weights(self.config), title)
+        return _Plan(info, filters, lists, text, part_weights(self.config), _title(parts))
 
     def _keyword(self, info: QueryInfo, filters: Filters | None) -> list[str]:
         n = self.config.search.candidates
@@ -406,7 +397,7 @@ def append_query_log(folder: Path, record: dict[str, object]) -> None:
         log.warning("cannot append to the query log: %s", exc)
 
 
-def _title(question: Question) -> str:
+def _title(question: Parts) -> str:
     """A long question's first line (an issue's title): what it asks for."""
     return next((line for line in question.text.splitlines() if line.strip()), "")
 

@@ -9,7 +9,7 @@ from ..filters import Filters
 from ..types import Chunk
 
 if TYPE_CHECKING:
-    from .intent import QueryInfo
+    from ..question.kinds import QueryInfo
 
 #: Where a hit came from (DESIGN.md section 8, ``source`` of a search result).
 SOURCES = (

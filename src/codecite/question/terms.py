@@ -1,14 +1,16 @@
-"""Words of a question matched against lines of code: identifier parts, lightly stemmed
+"""A question's words as code writes them: identifier parts lightly stemmed
 (``uploads`` ~ ``upload``, ``compression`` ~ ``compressed``), weighted by how rare they
 are in the index (a term found in every chunk tells nothing; one found nowhere tells
-that the question is about something else)."""
+that the question is about something else), and which of them *name* something
+specific (``Firebase``, ``keychain``) rather than being ordinary words."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
@@ -63,104 +65,11 @@ def stems(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in tokenize(text))
 
 
-def variants(term: str) -> tuple[str, ...]:
-    """Spellings of a term the index may hold instead (its tokens are not stemmed):
-    ``uploads`` → ``upload``; ``file`` → ``files``; ``parsing`` → ``parse``."""
-    out = [term, term + "s", term + "ty", term + "ity", term + "ed", term + "d"]
-    for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"),
-                         ("ed", ""), ("ed", "e"), ("ion", ""), ("ion", "e")):  # fmt: skip
-        if term.endswith(suffix) and len(term) - len(suffix) >= _MIN_STEM:
-            out.append(term[: -len(suffix)] + repl)
-    return tuple(dict.fromkeys(out))
-
-
-class TermWeights:
-    """Inverse document frequencies of a question's terms over the index, and which of
-    them the index's *code* holds (a name found only in the docs is not in the code)."""
-
-    def __init__(
-        self,
-        terms: Iterable[str],
-        df: Callable[[str], int],
-        documents: int,
-        in_code: Callable[[Sequence[str]], bool] | None = None,
-        extra: Iterable[str] = (),
-        extra_weight: float = 1.0,
-    ) -> None:
-        """``in_code(spellings)``: whether a code chunk holds one of the spellings (only
-        asked for terms rare enough that the answer is not obvious); ``extra``: terms
-        the question does not write but looks for (the code's words for its own,
-        :mod:`codecite.retrieve.concepts`), each weighing ``extra_weight`` times as
-        much as it would."""
-        self.documents = max(documents, 1)
-        terms = list(dict.fromkeys(terms))
-        added = [t for t in dict.fromkeys(extra) if t not in terms]
-        self.df = {t: max(df(v) for v in variants(t)) for t in [*terms, *added]}
-        self.weights = {t: self._idf(n) * _specificity(t) for t, n in self.df.items()}
-        for t in added:
-            self.weights[t] *= extra_weight
-        self.present = {
-            t: n > 0 and (in_code is None or n > CODE_CHECK_DF or in_code(variants(t)))
-            for t, n in self.df.items()
-        }
-        self.by_stem: dict[str, float] = {}
-        for term, weight in self.weights.items():
-            key = stem(term)
-            self.by_stem[key] = max(self.by_stem.get(key, 0.0), weight)
-
-    def _idf(self, df: int) -> float:
-        return math.log(1 + self.documents / (df + 1))
-
-    @property
-    def total(self) -> float:
-        return sum(self.by_stem.values())
-
-    def matched(self, found: frozenset[str]) -> float:
-        """The weight of the question's terms among the stems ``found``."""
-        return sum(w for s, w in self.by_stem.items() if s in found)
-
-    def share(self, found: frozenset[str], without: Sequence[str] = ()) -> float:
-        """Which share (0..1) of the question's weight (less the terms ``without``) the
-        stems ``found`` carry."""
-        left = {stem(t) for t in without}
-        total = sum(w for s, w in self.by_stem.items() if s not in left)
-        matched = sum(w for s, w in self.by_stem.items() if s in found and s not in left)
-        return matched / total if total else 0.0
-
-    @property
-    def absent(self) -> list[str]:
-        """The question's terms that no code of the index holds."""
-        return [t for t, here in self.present.items() if not here]
-
-    def absent_share(self, without: Collection[str] = ()) -> float:
-        """The share of the question's weight carried by terms no indexed code has (but
-        the terms ``without``)."""
-        total = sum(self.weights.values())
-        gone = sum(self.weights[t] for t in self.absent if t not in without)
-        return gone / total if total else 0.0
-
-
-#: The tokenizer's vocabulary is ordered by frequency in English: a word among its
-#: first ids is everyday English and counts less (down to half) than a rarer one.
-ZIPF_ID = 6000
-
-
 @lru_cache(maxsize=1)
 def _vocabulary_ids() -> dict[str, int]:
     path = resources.files("codecite.embed").joinpath("data/minilm-tokenizer.json")
     vocab: dict[str, int] = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
     return vocab
-
-
-def _specificity(term: str) -> float:
-    """0.5 for the most common English words up to 1 for rare ones and for words the
-    vocabulary lacks (``timeout``, ``keepalive``)."""
-    rank = _vocabulary_ids().get(term)
-    return 1.0 if rank is None else 0.5 + 0.5 * min(1.0, rank / ZIPF_ID)
-
-
-#: Terms found in more chunks than this are taken to be in the code without asking.
-CODE_CHECK_DF = 200
 
 
 @lru_cache(maxsize=1)
@@ -169,7 +78,7 @@ def _common_words() -> frozenset[str]:
     of Python's standard library it lacks (code jargon: ``login``, ``endpoint``; made by
     ``scripts/common_words.py``), with their stems."""
     vocab = _vocabulary_ids()
-    jargon = resources.files("codecite.answer").joinpath("data/common-words.txt")
+    jargon = resources.files("codecite.question").joinpath("data/common-words.txt")
     words = {w for w in vocab if w.isalpha()}
     words.update(
         line.strip() for line in jargon.read_text(encoding="utf-8").splitlines()
@@ -186,13 +95,6 @@ _PLAIN_CAPITALS = frozenset(
 )
 
 
-#: Words of business, not code: a question about prices, plans or service levels is
-#: answered by code only when the code itself deals with them (then they are in it).
-BUSINESS_WORDS = frozenset(
-    "cost costs price prices pricing priced pay paying paid bill bills billing billed invoice "
-    "invoices subscription subscriptions seat seats sla slas uptime revenue contract contracts "
-    "monthly yearly annual budget spend spending salary salaries discount discounts".split()
-)
 #: Prefixes that make an everyday word of another (``redeploy``, ``mistypes``).
 _PREFIXES = ("re", "mis", "un", "pre", "non", "over", "under", "out", "down", "up", "sub",
              "multi", "auto", "self", "de")  # fmt: skip
@@ -247,8 +149,82 @@ def specific_terms(text: str) -> dict[str, bool]:
                     continue
                 capital = any(c.isupper() for c in part) and (i > 0 or part.isupper())
                 rare = not _everyday(low, common)
-                if (rare and (capital or low.isalpha())) or low in BUSINESS_WORDS:
+                if rare and (capital or low.isalpha()):
                     out[low] = True
                 elif capital:
                     out.setdefault(low, False)
     return out
+
+
+#: Words that carry no meaning for code search; dropped from keyword queries.
+STOPWORDS = frozenset(
+    """
+a an and are as at be by can could do does did for from has have how i if in into is it its
+me my of on or our should so than that the their them then there these this those to was
+we were what when where which who whom why will with would you your about all any each
+get gets got find show tell explain work works handled handle happen happens used use uses
+code function method class file files implemented implementation logic
+""".split()
+)
+
+
+_WRITTEN = re.compile(r"`([^`\n]+)`|\b([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+|[a-z]+_[\w]+|"
+                      r"[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*)\b")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Terms:
+    """A question's content terms with their rarity in the index (inverse document
+    frequency; a term no chunk holds weighs the most)."""
+
+    stems: tuple[str, ...]
+    #: Each stem's word as the question writes it (lower-cased).
+    words: tuple[str, ...]
+    weights: tuple[float, ...]
+    #: Terms no chunk of the index holds, as written.
+    absent: tuple[str, ...]
+    #: Names the question writes as identifiers (``Context.invoke``, ``max_age``).
+    written: frozenset[str]
+
+    @property
+    def total(self) -> float:
+        return sum(self.weights)
+
+    def share(self, found: frozenset[str]) -> float:
+        """The weighted share of the terms among ``found`` (stems)."""
+        total = self.total
+        if not total:
+            return 0.0
+        return sum(w for s, w in zip(self.stems, self.weights, strict=True) if s in found) / total
+
+
+def question_terms(question: str, df: Callable[[str], int], documents: int) -> Terms:
+    """The question's content words, each once, weighted by rarity in the index."""
+    seen: dict[str, tuple[float, str]] = {}
+    absent: list[str] = []
+    for token in tokenize(question):
+        if token in STOPWORDS or len(token) < 2 or token.isdigit():
+            continue
+        s = stem(token)
+        if s in seen:
+            continue
+        n = df(token)
+        if n == 0:
+            absent.append(token)
+        seen[s] = (math.log((documents + 1) / (n + 0.5)), token)
+    written = frozenset(
+        part.lower() for m in _WRITTEN.finditer(question) for part in _names(m.group(0))
+    )
+    return Terms(
+        tuple(seen),
+        tuple(t for _, t in seen.values()),
+        tuple(w for w, _ in seen.values()),
+        tuple(absent),
+        written,
+    )
+
+
+def _names(written: str) -> list[str]:
+    text = written.strip("`").strip()
+    tail = text.rsplit(".", 1)[-1].split("(")[0]
+    return [text.split("(")[0], tail] if tail else [text]

@@ -71,7 +71,7 @@ class Frame:
 
 
 @dataclass(frozen=True)
-class Question:
+class Parts:
     """A question split into its parts."""
 
     text: str
@@ -106,7 +106,7 @@ class Question:
         return [e.partition(":")[0].strip().rpartition(".")[2] for e in self.errors]
 
 
-def read_question(text: str) -> Question:
+def read_parts(text: str) -> Parts:
     """The parts of ``text``; a short question is all prose. An issue template's
     leftovers (``<!-- instructions -->``, ``- [x] I searched ...`` checklists) are
     not the reporter's words and are dropped first."""
@@ -120,7 +120,7 @@ def read_question(text: str) -> Question:
         and not _FENCE.search(text)
         and not _pasted_output(text)
     ):
-        return Question(text, text, errors=errors, paths=tuple(_paths(text, frames)))
+        return Parts(text, text, errors=errors, paths=tuple(_paths(text, frames)))
     code_parts: list[str] = []
     rest = _FENCE.sub(lambda m: _keep(code_parts, m.group(2)), text)
     rest = _TRACEBACK_HEAD.sub(" ", rest)
@@ -135,7 +135,7 @@ def read_question(text: str) -> Question:
                 (code_parts if _is_code_line(line) else prose_lines).append(line)
     prose = "\n".join(prose_lines)
     code = "\n".join(code_parts)
-    return Question(
+    return Parts(
         text,
         prose=prose,
         code=code,

@@ -1,0 +1,178 @@
+"""What a question asks for, by one table of transparent rules (no model), read once
+for retrieval and for the answer alike (issue 38: the intent of ``search`` and the
+shape of ``ask`` were two classifiers of one question).
+
+Each rule names the *kind* of answer wanted first and the *intent* retrieval expands
+for (``locate``, ``explain``: what it calls, ``impact``: its callers, ``tests``). In
+order, the first rule that matches wins:
+
+- ``tests``: which tests cover it, what to test;
+- ``impact``: what breaks if X changes, who calls X;
+- ``who``: who may do something (permissions, roles);
+- ``quantity``: how long / how many / what limit / what default;
+- ``what-happens``: what happens when / if ...;
+- ``where``: where is X;
+- ``how``: how does X work, why;
+
+``error`` (a pasted report or traceback, or a question quoting an error message) is
+read from the question's parts first; a question phrased as yes/no with no other kind
+is ``yesno``, else ``how``. Also: the identifiers a question names, which shift fusion
+toward keyword search and get an exact symbol lookup."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: (kind, intent, rule): the first that matches names what the question asks.
+_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("tests", "tests", re.compile(
+        r"\b(tests?|tested|testing|test cases?|unit tests?|coverage|covers?|covered|spec|specs|"
+        r"qa|assert\w*|what should (i|we) (test|check|verify))\b", re.I)),
+    ("impact", "impact", re.compile(
+        r"\b(breaks?|(be|is|are|gets?) broken|impact\w*|affect\w*|consequences?|"
+        r"if (i|we) (change|modify|remove|rename|delete|refactor)|who (uses|calls)|"
+        r"callers?|called (by|from)|used by(?! default)|usages|usage of|"
+        r"depends? on (it|this|that|them|these|those)|(what|which|who)\b.{0,40}\bdepends? on|"
+        r"dependents|ripple)\b", re.I)),
+    ("who", "locate", re.compile(
+        r"\b(who (can|may|is allowed|has access|gets|is trusted|are trusted)|whose|"
+        r"which (users?|roles?|people)|permissions?|allowed to|authori[sz]\w*|access control|"
+        r"only admins?)\b", re.I)),
+    ("quantity", "locate", re.compile(
+        r"\b(how (long|many|much|often|big|large|soon|fast|frequently|wide|high|far|small)|"
+        r"what (is|are) the (default|limit|maximum|minimum|max|min|size|timeout|number|port|"
+        r"interval)|default (value|timeout|size|limit|port|number)|limits?|maximum|minimum|"
+        r"timeouts?|expir\w+|ttl|lifetime)\b", re.I)),
+    ("what-happens", "explain", re.compile(
+        r"\b(what happens|what if|what does it do (when|if)|how does it (handle|behave|react|"
+        r"respond))\b", re.I)),
+    ("where", "locate", re.compile(
+        r"\b(where|which (file|module|function|class|place)|locate)\b", re.I)),
+    ("how", "explain", re.compile(
+        r"\b(how (does|do|is|are|can|should|to)|explain|walk me through|why|what (does|do)|"
+        r"describe|steps?|flow|logic|works?)\b", re.I)),
+)  # fmt: skip
+KINDS = ("error", *(kind for kind, _, _ in _RULES), "yesno")
+_POLAR = re.compile(
+    r"^\s*(does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|must)\b", re.I
+)
+#: A sentence of a question that asks (ends with a question mark).
+_ASKED_SENTENCE = re.compile(r"[^.?!\n]*\?")
+#: A short question quoting an error ("why do I get 'KeyError: user'", "TypeError: x").
+_QUOTED_ERROR = re.compile(r"\b[A-Z]\w*(Error|Exception|Exit|Panic)\b|\bpanic:|\berror:", re.I)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a question asks for: the answer's ``name`` (one of :data:`KINDS`), the
+    ``intent`` retrieval expands for, and whether it is phrased as yes/no."""
+
+    name: str
+    intent: str
+    polar: bool = False
+    #: The words that made the kind ("what breaks if I change", "which tests"): not
+    #: what the question is about.
+    phrase: str = ""
+
+
+def classify(text: str, reported: bool = False, long: bool = False) -> Kind:
+    """The kind of ``text`` (a long question's title); ``reported``: it pastes a
+    traceback or an error message. A long question (a bug report) asks where the code
+    is, whatever its title says ("tests fail", "it breaks")."""
+    polar = bool(_POLAR.match(text))
+    # a question quoting an error, unless the sentences that ask are about tests ("Which
+    # tests check 'Too many files'?"); "... across our test suite" in passing is not
+    asked = " ".join(_ASKED_SENTENCE.findall(text)) or text
+    if reported or (not long and _QUOTED_ERROR.search(text) and not _RULES[0][2].search(asked)):
+        return Kind("error", "locate", False)
+    for name, intent, rule in _RULES:
+        found = rule.search(text)
+        if found:
+            if long:
+                return Kind("error" if name in ("tests", "impact") else name, "locate", False)
+            return Kind(name, intent, polar and name not in ("how", "where"), found.group(0))
+    if long:
+        return Kind("error", "locate", False)
+    return Kind("yesno", "locate", True) if polar else Kind("how", "locate", False)
+
+
+ASKS_DOCS = re.compile(r"\b(docs?|documentation|readme|guide|example|examples)\b", re.I)
+ASKS_NON_CODE = re.compile(
+    r"\b(docs?|documentation|readme|guide|changelog|config\w*|settings?|ya?ml|toml|ini|cfg|"
+    r"json|ci|workflows?|pipeline|setup|install\w*|packag\w+|dependenc\w+|requirements?|"
+    r"markdown|license|contributing)\b",
+    re.I,
+)
+#: An inline code span: a run of backticks, text on one line, the same run again
+#: (Markdown and reStructuredText: `x`, ``x``); a fenced block is not one.
+_BACKTICK = re.compile(r"(?<!`)(`+)(?!`)([^`\r\n]+?)(?<!`)\1(?!`)")
+_DOTTED = re.compile(r"\b[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+\b")
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _is_identifier(word: str) -> bool:
+    """camelCase, PascalCase with an inner capital, snake_case, or digits inside."""
+    if "_" in word.strip("_") or "$" in word:
+        return True
+    inner = word[1:]
+    return any(ch.isupper() for ch in inner) and any(ch.islower() for ch in word)
+
+
+@dataclass(frozen=True)
+class QueryInfo:
+    text: str
+    intent: str
+    #: Identifiers named in the query, as written (``Deal.status``, ``calculatePriceWithTax``).
+    identifiers: tuple[str, ...]
+    #: Share of the query's words that are identifiers.
+    identifier_share: float
+    #: The text the intent was read from (a long question's title, else the query).
+    intent_text: str = ""
+    #: A long question (a bug report, retrieve/question.py).
+    long: bool = False
+
+    @property
+    def asks_docs(self) -> bool:
+        """The question (a long one's title) is about documentation or examples."""
+        return bool(ASKS_DOCS.search(self.intent_text or self.text))
+
+    @property
+    def asks_non_code(self) -> bool:
+        """The question (a long one's title) is about docs, configuration, CI, setup."""
+        return bool(ASKS_NON_CODE.search(self.intent_text or self.text))
+
+
+def detect_intent(text: str) -> str:
+    """The intent of ``text`` (``locate`` when no rule names another)."""
+    return classify(text).intent
+
+
+def analyse(query: str, intent_text: str | None = None, intent: str | None = None) -> QueryInfo:
+    """Intent and identifiers of a query; the intent is read from ``intent_text`` when
+    given (a bug report's title: its body says "test" and "assert" without asking
+    for tests)."""
+    if intent is None:
+        intent = detect_intent(query if intent_text is None else intent_text)
+    found: list[str] = [m.group(2).strip() for m in _BACKTICK.finditer(query)]
+    found += [m.group(0) for m in _DOTTED.finditer(query) if not m.group(0)[0].isdigit()]
+    words = _WORD.findall(_BACKTICK.sub(" ", query))
+    found += [w for w in words if _is_identifier(w)]
+    identifiers = tuple(dict.fromkeys(i for i in found if i))
+    share = len([w for w in words if _is_identifier(w) or any(w in i for i in identifiers)])
+    return QueryInfo(
+        query,
+        intent,
+        identifiers,
+        share / len(words) if words else 0.0,
+        query if intent_text is None else intent_text,
+    )
+
+
+def symbol_candidates(identifier: str) -> list[str]:
+    """Names to look up for an identifier: the whole (as qualname) and its last part."""
+    parts = re.split(r"\.|::|->", identifier)
+    out = [".".join(parts)]
+    if len(parts) > 1:
+        out += [parts[-1], parts[0]]
+    return list(dict.fromkeys(p for p in out if p))
