@@ -46,13 +46,13 @@ def test_the_same_name_in_a_file_the_environment_and_config(tmp_path: Path) -> N
     assert load_config(tmp_path, environ={"CODECITE_RRF_K": "35"}).search.rrf_k == 35
     built = codecite.Config(rrf_k=30, llm="extractive", workers=2, expand_max=7)
     assert built.settings() == config.settings()
-    changed = built.replace(answer_chunks=12, repo_name="shop")
-    assert (changed.answer.answer_chunks, changed.repo_name, changed.search.rrf_k) == (
-        12,
+    changed = built.replace(answer_max_blocks=4, repo_name="shop")
+    assert (changed.answer.answer_max_blocks, changed.repo_name, changed.search.rrf_k) == (
+        4,
         "shop",
         30,
     )
-    assert built.answer.answer_chunks == Config().answer.answer_chunks  # replace() copies
+    assert built.answer.answer_max_blocks == Config().answer.answer_max_blocks  # replace() copies
     assert Config(**built.settings()).settings() == built.settings()
 
 

@@ -7,6 +7,7 @@ defaults → ``codecite.toml`` in the repository (or ``[tool.codecite]`` in
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 ENV_PREFIX = "CODECITE_"
 #: Values of the `vector_search` setting.
@@ -154,11 +157,6 @@ class SearchConfig:
     #: Weights used instead for natural-language questions with no identifier.
     prose_keyword_weight: float = 1.0
     prose_vector_weight: float = 1.0
-    #: The weight (times the keyword weight) of a short question's second keyword list,
-    #: its words plus the code's words for what it describes (retrieve/concepts.py;
-    #: 0: off). Answer benchmark, concept_evidence_weight 1.0: 0 / 0.5 / 1.0 / 2.0
-    #: gave evidence@3 0.658 / 0.674 / 0.695 / 0.689.
-    concept_weight: float = 1.0
     #: The static tier's list (issue 15) weighs the vector weight times this while
     #: model vectors are missing, and times ``static_weight_full`` once all exist. With
     #: the trained code model (issue 24) the static list helps the full pipeline's
@@ -271,63 +269,14 @@ class AnswerConfig:
     answer_max_tokens: int = 800
     #: Tokens of retrieved code given to the answer (leaves room for the answer).
     answer_context_tokens: int = 3000
-    #: Chunks read for the answer to a short question: its evidence lines are chosen
-    #: among them; a model is given the evidence's chunks first, packed to the budget.
-    #: (Answer benchmark, 2026-12-02: evidence@3 0.637 / 0.632 / 0.647 / 0.647 / 0.642 /
-    #: 0.637 at 10 / 12 / 14 / 16 / 20 / 30, the same abstentions; p50 82 / 107 / 150 /
-    #: 182 ms at 10 / 16 / 20 / 30 on a loaded machine.)
-    answer_chunks: int = 16
     #: Supporting blocks of an extractive answer (after its lead sentence).
     answer_max_blocks: int = 5
-    #: How much a code word for the question's own ("gives up" ~ ``timeout``,
-    #: retrieve/concepts.py) weighs in an evidence line, times the weight it would
-    #: have as a word of the question. Answer benchmark: 0.25 / 0.5 / 1.0 gave
-    #: evidence@3 0.684 / 0.689 / 0.695, lead hit 0.537 / 0.547 / 0.547.
-    concept_evidence_weight: float = 1.0
-    #: Files read for the answer to a long question (a bug report): the same file
-    #: ranking as ``search --files``, their best chunks in that order.
-    answer_files: int = 5
-    # Abstention ("not enough information in the indexed code", answer/abstain.py),
-    # never for a question with literal evidence (a reported message found in the
-    # code, a traceback frame, an indexed path, a symbol it names). A question naming
-    # something no indexed code holds (Celery, keychain) is declined. The thresholds
-    # below were chosen on the answer benchmark (bench/answer_bench.py, 190
-    # answerable and 68 out-of-scope questions on 6 projects, BENCHMARKS.md "Answers"):
-    # the most out-of-scope questions declined with at most 5% of the answerable ones.
-    #: A question naming a capitalised everyday word no code holds (Germany, VIP) is
-    #: declined when the top chunks hold less than this share of the rest of its
-    #: subject weight.
-    abstain_soft_name_context: float = 0.6
-    #: ... or when, with it, the terms no code holds carry this share of the subject
-    #: ("push notifications to iOS devices" 0.48; "the VIP discount" 0.43).
-    abstain_soft_name_absent: float = 0.45
-    #: Decline when terms no indexed code holds carry this share of the question's
-    #: subject weight (IDF-weighted; measured 0.55-0.75 equally good, 0.35 declined 30%
-    #: of the answerable questions).
-    abstain_max_absent: float = 0.75
-    #: ... or when the top chunks hold less than this share of the subject weight AND
-    #: the best vector similarity is below ``abstain_min_similarity`` (0.2-0.35 and
-    #: 0.3-0.35 within one question of each other).
-    abstain_min_coverage: float = 0.3
-    abstain_min_similarity: float = 0.35
-    #: ... or, for a yes/no question ("can customers sign in with Google?"), when no
-    #: retrieved chunk holds two adjacent terms of its subject together and none holds
-    #: this share of its terms (measured on the answer benchmark and the shop fixture:
-    #: no answerable yes/no question has both; 7 of 26 out-of-scope ones have).
-    abstain_yesno_chunk_share: float = 0.5
-    #: ... or, for a yes/no question, when no retrieved chunk holds this share of its
-    #: subject terms AND terms no indexed code holds carry ``abstain_yesno_absent`` of
-    #: its subject weight ("Are job payloads encrypted before they're stored?"): part
-    #: of what it asks about is nowhere in the code and the rest is never found
-    #: together. Chosen on the answer benchmark (0.55-0.6 with 0.2-0.25: 8-9 more of 68
-    #: out-of-scope questions declined, 2 more of 190 answerable; chosen on five
-    #: projects, the sixth's: 8 and 3 in all).
-    abstain_yesno_partial_share: float = 0.6
-    abstain_yesno_absent: float = 0.2
-    #: Confidence levels: the lead line and its symbol hold at least this share of
-    #: the question's subject weight (high: and it is not a test, example or doc).
-    confidence_high: float = 0.75
-    confidence_medium: float = 0.5
+    #: Whether the learnt answer model (answer/data/answer-model.json, trained on
+    #: questions mined from 24 open-source projects' docstrings, validated on projects
+    #: left out) orders the answer's blocks and decides whether to decline. Off: the
+    #: answer cites search's own order and declines nothing (the "search order"
+    #: baseline every answer figure is reported beside).
+    answer_model: bool = True
 
 
 @dataclass
@@ -498,10 +447,36 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         ) from None
 
 
+#: Settings of the hand-tuned answer step that the learnt answer model replaced (issue
+#: 38): a file or environment that still sets one is read with a warning, not refused.
+RETIRED = frozenset(
+    {
+        "answer_chunks",
+        "answer_files",
+        "concept_evidence_weight",
+        "concept_weight",
+        "abstain_soft_name_context",
+        "abstain_soft_name_absent",
+        "abstain_max_absent",
+        "abstain_min_coverage",
+        "abstain_min_similarity",
+        "abstain_yesno_chunk_share",
+        "abstain_yesno_partial_share",
+        "abstain_yesno_absent",
+        "confidence_high",
+        "confidence_medium",
+    }
+)
+
+
 def _apply(base: dict[str, Any], values: dict[str, Any], source: str) -> None:
     known = set(Config.field_names())
     for key, value in values.items():
         name = key.replace("-", "_")
+        if name in RETIRED:
+            log.warning("%s: '%s' no longer does anything (answers are ordered and "
+                        "declined by the learnt answer model); remove it", source, key)  # fmt: skip
+            continue
         if name not in known:
             choices = ", ".join(sorted(known))
             raise ConfigError(f"{source}: unknown setting '{key}'. Known settings: {choices}")

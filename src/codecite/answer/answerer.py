@@ -1,11 +1,11 @@
-"""Answering, wired from its stages:
+"""Answering, wired from its stages (stated once, on :meth:`Answerer.prepare`)::
 
-    question ─► search (intent-aware, packed to a budget) ─► confidence check
-             ─► extractive answer | prompt ─► LLM ─► citation check ─► Answer
+    question read once ─► search (the hits ``search`` returns) ─► learnt order
+        ─► learnt abstention ─► first line + blocks | prompt ─► LLM ─► citation check
 
-When retrieval confidence is low the answer says "not enough information in the
-indexed code" before any model is asked. Every citation in the final text is
-checked against the context; unverified ones are flagged, never silently kept.
+A question the model judges not to be about the indexed code says "not enough
+information in the indexed code" before any model is asked. Every citation in the final
+text is checked against the context; unverified ones are flagged, never silently kept.
 """
 
 from __future__ import annotations
@@ -25,34 +25,26 @@ import numpy as np
 from ..embed.static import LINE_MODEL_NAME, named_embedder
 from ..errors import EmbeddingError
 from ..filetext import display_text
+from ..question import read
 from ..retrieve import Searcher
-from ..retrieve.concepts import concept_terms
-from ..retrieve.intent import analyse
 from ..retrieve.pack import pack
-from ..retrieve.question import Question, read_question
 from ..retrieve.search import append_query_log
-from ..retrieve.types import Filters, Hit, SearchResult, mark_stale
+from ..retrieve.types import Filters, Hit, mark_stale
 from ..types import LINE_EXACT_KINDS
-from .abstain import declines, described_terms, level, signals
+from .blocks import AnswerBlock
 from .citations import Block, Citation, check_citations, citation_flags
-from .context import ContextBuilder
-from .evidence import Embed, Evidence, EvidenceFinder
-from .extractive import AnswerBlock, ExtractiveAnswerer
+from .compose import compose
+from .facts import GraphFacts
+from .features import CANDIDATES, Embed, code_holds, observe, question_features
 from .llm import EXTRACTIVE, LLM
+from .model import answer_model
 from .prompt import INSUFFICIENT, build_messages
-from .shape import Shape, question_shape
 from .streaming import stream_pieces
-from .terms import TermWeights
 
 log = logging.getLogger(__name__)
 
-#: Evidence roles that are the question's own literal evidence.
-LITERAL = frozenset({"message"})
-#: Prose words of a question with frames up to which it is a pasted trace (the frame
-#: where it failed leads its answer; a bug report's file ranking leads one with more).
-TRACE_PROSE_WORDS = 40
-#: Top hits whose model similarity is computed when the model tier is incomplete.
-SIMILARITY_HITS = 8
+#: Hits an answer asks search for (what ``search`` lists by default).
+SEARCH_K = 10
 
 
 @dataclass
@@ -65,7 +57,7 @@ class Answer:
     llm: str
     intent: str = "locate"
     #: How sure the answer is: "high", "medium", "low", or "none" (declined); see
-    #: :mod:`codecite.answer.abstain`.
+    #: :mod:`codecite.answer.model` (levels ordered by measured accuracy on held-out projects).
     confidence: str = "low"
     #: The numbers behind ``confidence`` and abstention.
     signals: dict[str, float | bool | list[str] | None] = field(default_factory=dict)
@@ -79,8 +71,6 @@ class Answer:
     shape: str = ""
     lead: str = ""
     blocks: list[AnswerBlock] = field(default_factory=list)
-    #: The evidence lines selected for the question (what an LLM's prompt leads with).
-    evidence: list[Evidence] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """``ask --json`` (DESIGN.md section 8), plus the answer's shape, lead, blocks,
@@ -124,7 +114,6 @@ class Answerer:
         repository on disk, to check that cited lines still say what was indexed."""
         self.searcher, self.config, self.log_dir = searcher, searcher.config, log_dir
         self.root = root
-        self.context = ContextBuilder(searcher, self.config)
 
     def ask(
         self,
@@ -160,80 +149,72 @@ class Answerer:
         filters: Filters | None = None,
         stale: Sequence[str] = (),
     ) -> Draft:
-        """Retrieve (as ``search`` reads the question), select the evidence lines,
-        decide whether to answer, and answer at once when no model is needed
-        (abstention, extractive); else leave the prompt in ``Draft.messages``."""
+        """The stages of an answer (DESIGN.md §7), in order:
+
+        1. **read** the question once (its parts, its shape, its terms weighed by rarity);
+        2. **search**: the hits ``search`` returns for it, in search's order;
+        3. **order**: the answer model (:mod:`.model`, learnt from open data) orders
+           search's first hits; without the model, or with ``answer_model`` off, the
+           order stays search's (the floor every answer figure is reported beside);
+        4. **abstain**: the model's probability that the indexed code answers the
+           question at all; a question whose quoted message a cited line writes is
+           never declined;
+        5. **compose**: the first line and the blocks (:mod:`.compose`), or the prompt
+           for a model (the ordered hits, packed to a budget);
+
+        then :meth:`finish` checks every citation. A model's answer comes between."""
         started = time.perf_counter()
-        read = read_question(question)
-        shape = question_shape(question, read)
-        weights, sought = self.term_weights(question, read, shape)
-        context = self.context.build(question, read, shape, filters, sought)
-        result, tested = context.result, context.tested
-        info = result.info or analyse(question)
-        hits = mark_stale(context.hits, list(stale))
-        # a model tier still being filled (issue 23): the top hits' similarity now
-        top = self.searcher.fill_similarity(question, hits[:SIMILARITY_HITS])
-        hits[:SIMILARITY_HITS] = top
+        asked = read(question)
+        result = self.searcher.search(asked, k=SEARCH_K, filters=filters)
+        hits = mark_stale(result.hits, list(stale))
+        top = self.searcher.fill_similarity(question, hits[:CANDIDATES])
+        stats = self.searcher.term_stats
+        holds = code_holds(self.searcher.store, stats.df)
+        seen = observe(asked, top, stats.df, stats.documents, line_embedder(), holds)
+        model = answer_model() if self.config.answer.answer_model else None
+        if model is not None:
+            ordered = model.order(seen.features)
+            top = [top[i] for i in ordered.order]
+        hits = [*top, *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
-        finder = EvidenceFinder(shape, read, sought, self.config, lines, tested, line_embedder())
-        evidence = finder.find(hits)
-        if result.files:  # a long question: search --files' first file leads
-            evidence = _file_first(evidence, result, finder, hits, _trace_first(read), _asks(read))
-        evidence = finder.with_handler(evidence, hits)
-        described = {} if read.long else described_terms(question, weights, sought)
-        sig = signals(read, info, weights, hits, evidence, shape, described)
-        declined = not hits or declines(sig, self.config)
+        composed = compose(
+            asked.kind.name, hits, seen.terms, asked.parts.messages,
+            GraphFacts(self.searcher.store, lines), lines, self.config.answer.answer_max_blocks,
+        )  # fmt: skip
+        signals: dict[str, Any] = {"literal": composed.literal, "unknown": round(seen.unknown, 4)}
+        confidence = "low"
+        declined = not hits
+        if model is not None and hits:
+            probs = model.order(seen.features).probs
+            features = question_features(
+                seen.features, probs, ordered.order, seen.unknown, len(seen.terms.stems)
+            )
+            signals["answers"] = round(model.answers(features), 4)
+            signals["right_first"] = round(model.right_first(features), 4)
+            declined = not composed.literal and model.declines(features)
+            confidence = "high" if composed.literal else model.level(features)
         answer = Answer(
-            question,
-            "",
-            [],
-            hits,
-            declined,
-            llm.name if llm else EXTRACTIVE,
-            info.intent,
-            level(sig, declined, evidence[0] if evidence else None, self.config),
-            sig.to_json(),
-            llm_reason=llm_reason,
-            timings_ms=dict(result.timings_ms),
-            shape=shape.kind,
-            evidence=evidence,
-        )
-        answer.timings_ms["evidence"] = round((time.perf_counter() - started) * 1000, 3)
+            question, "", [], hits, declined, llm.name if llm else EXTRACTIVE, asked.info.intent,
+            "none" if declined else confidence, signals, llm_reason=llm_reason,
+            timings_ms=dict(result.timings_ms), shape=asked.kind.name,
+        )  # fmt: skip
+        answer.timings_ms["order"] = round((time.perf_counter() - started) * 1000, 3)
         draft = Draft(answer, started)
         if declined:
-            answer.answer = self._abstain(hits, weights, shape)
+            answer.answer = self._abstain(hits, seen.unknown_names, seen.terms.words)
         elif llm is None:
-            extract = ExtractiveAnswerer(
-                self.searcher.store, lines, self.config.answer.answer_max_blocks
-            ).answer(shape, hits, evidence, info.identifiers)
-            answer.answer, answer.lead = extract.text, extract.lead
-            answer.blocks = extract.blocks
+            extract = composed.extract
+            answer.answer, answer.lead, answer.blocks = extract.text, extract.lead, extract.blocks
             self._check(answer, [*_blocks(hits), *extract.context])
-        else:  # the model sees the evidence's chunks first, then the best of the rest
+        else:  # the model sees the ordered hits, packed to the answer's budget
             answer.sources = pack(
-                _evidence_first(hits, evidence),
-                self.config.answer.answer_context_tokens,
-                self.config.search.chars_per_token,
+                hits, self.config.answer.answer_context_tokens, self.config.search.chars_per_token
             )
-            draft.messages = build_messages(question, answer.sources, info.intent, evidence, shape)
+            draft.messages = build_messages(
+                question, answer.sources, asked.info.intent, composed.extract.blocks,
+                asked.kind.name,
+            )  # fmt: skip
         return draft
-
-    def term_weights(
-        self, question: str, read: Question, shape: Shape
-    ) -> tuple[TermWeights, TermWeights]:
-        """The weights of the question's subject terms (whether to answer is judged on
-        them), and those the evidence looks for: the same plus the code's words for the
-        question's own ("gives up" ~ ``timeout``, :mod:`codecite.retrieve.concepts`)."""
-        stats = self.searcher.term_stats
-        weights = TermWeights(shape.subject, stats.df, stats.documents, self.context.in_code)
-        concepts = () if read.long else concept_terms(question)
-        if not concepts:
-            return weights, weights
-        sought = TermWeights(
-            shape.subject, stats.df, stats.documents, self.context.in_code,
-            concepts, self.config.answer.concept_evidence_weight,
-        )  # fmt: skip
-        return weights, sought
 
     def generate(
         self, draft: Draft, llm: LLM, on_token: Callable[[str], None] | None = None
@@ -256,15 +237,15 @@ class Answerer:
         self._log(answer)
         return answer
 
-    def _abstain(self, hits: Sequence[Hit], weights: TermWeights, shape: Shape) -> str:
-        """Declining: what was searched for, what the index lacks, the closest code."""
+    def _abstain(self, hits: Sequence[Hit], names: Sequence[str], words: Sequence[str]) -> str:
+        """Declining: the names no indexed code mentions, what was searched for, and the
+        closest code (ordinary words missing from the code are not listed: they say
+        nothing about whether the code answers)."""
         text = "Not enough information in the indexed code to answer this."
-        missing = [t for t, n in weights.df.items() if n == 0]
-        searched = [t for t in weights.df if t not in missing]
-        if missing:
-            text += f" No indexed code mentions {_listed(missing)}."
-        if searched:
-            text += f" Searched for {_listed(searched)}."
+        if names:
+            text += f" No indexed code mentions {_listed(names)}."
+        if words:
+            text += f" Searched for {_listed(words)}."
         if hits:
             text += " The closest code found, which does not appear to answer it:\n"
             text += "\n".join(
@@ -393,14 +374,14 @@ def run_steps(steps: Generator[str, None, Answer]) -> Answer:
 
 
 def line_embedder() -> Embed | None:
-    """Static vectors of texts, to weigh lines by their closeness to the question: the
-    table the evidence weights were fitted with (``LINE_MODEL_NAME``, whatever the
-    static tier searches with; shipped in the package: loaded once; the vectors of
-    lines and words seen by earlier answers are kept); None when it cannot be loaded."""
+    """Static vectors of texts, for the answer model's question-to-chunk closeness: the
+    table it was trained with (``LINE_MODEL_NAME``, whatever the static tier searches
+    with; shipped in the package: loaded once; the vectors of texts seen by earlier
+    answers are kept); None when it cannot be loaded."""
     try:
         embedder = named_embedder(LINE_MODEL_NAME)
     except EmbeddingError as exc:
-        log.warning("evidence lines are not weighed by meaning: %s", exc)
+        log.warning("answers are ordered without the static model's closeness: %s", exc)
         return None
     with _MEMOS_LOCK:
         memo = _MEMOS.get(embedder.name)
@@ -444,59 +425,6 @@ _MEMOS_LOCK = threading.Lock()
 
 def _blocks(hits: Sequence[Hit]) -> list[Block]:
     return [Block(h.chunk.path, h.chunk.start_line, h.chunk.end_line) for h in hits]
-
-
-def _trace_first(read: Question) -> bool:
-    """A pasted trace with a line or two of question: the trace is the report, and the
-    frame where it failed is its best evidence (in a bug report's prose and frames, the
-    file ranking weighs all of them)."""
-    return bool(read.frames) and read.sizes.get("prose", 0) <= TRACE_PROSE_WORDS
-
-
-def _asks(read: Question) -> bool:
-    """The report ends with a question to us ("Where is this raised?", "Why can't both
-    routes exist?"): the line that writes its message answers it. A report that only
-    tells what happened (an issue's text) asks where the code to change is, which the
-    file ranking weighs the whole report for (on the bug-report benchmark, a message
-    line of another file than search's first was in a changed file 1 time of 4)."""
-    prose = [line.strip() for line in read.prose.splitlines() if line.strip()]
-    return bool(prose) and prose[-1].endswith("?")
-
-
-def _file_first(
-    evidence: list[Evidence],
-    result: SearchResult,
-    finder: EvidenceFinder,
-    hits: Sequence[Hit],
-    frame_leads: bool = False,
-    asked: bool = True,
-) -> list[Evidence]:
-    """For a long question (``search --files``' ranking): the best evidence of the first
-    file leads, as the file ranking weighs all of a report's evidence (its frames, its
-    messages, its paths) where one line cannot; then the rest by score. A line of the
-    question's own literal evidence (its message; a pasted trace's frame) leads instead
-    when the question asks about it (``asked``)."""
-    path = result.files[0].path if result.files else ""
-    literal = (LITERAL | ({"frame"} if frame_leads else set())) if asked else frozenset()
-    if not path or (evidence and (evidence[0].path == path or evidence[0].role in literal)):
-        return evidence  # a line writing the reported message leads anyway (a frame only
-        # in a pasted trace: a report's frames are often the dispatch it passed through)
-    top = next((e for e in evidence if e.path == path), None)
-    if top is None:
-        found = finder.find([h for h in hits if h.chunk.path == path], limit=1)
-        top = found[0] if found else None
-    return evidence if top is None else [top, *(e for e in evidence if e is not top)]
-
-
-def _evidence_first(hits: Sequence[Hit], evidence: Sequence[Evidence]) -> list[Hit]:
-    """``hits`` with those holding evidence first (in the evidence's order)."""
-    order = {id(h): i for i, h in enumerate(hits)}
-    holding: list[Hit] = []
-    for ev in evidence:
-        hit = next((h for h in hits if h.chunk.id == ev.chunk.id), None)
-        if hit is not None and hit not in holding:
-            holding.append(hit)
-    return [*holding, *sorted((h for h in hits if h not in holding), key=lambda h: order[id(h)])]
 
 
 def _listed(terms: Sequence[str], limit: int = 6) -> str:

@@ -26,9 +26,8 @@ import unicodedata
 from collections.abc import Sequence
 
 from ..retrieve.types import Hit
+from .blocks import AnswerBlock
 from .citations import cite
-from .evidence import Evidence
-from .shape import Shape
 
 INSUFFICIENT = "not enough information in the indexed code"
 CONTEXT_OPEN = "<context>"
@@ -120,15 +119,18 @@ SHAPE_GUIDANCE = {
 }
 
 
-def evidence_lines(evidence: Sequence[Evidence], limit: int = 5) -> str:
-    """The selected evidence as prompt lines: ``[E1] path:start-end — qualname: code``
-    (each line starts with its own ``[E#]``, never with repository text)."""
+def evidence_lines(evidence: Sequence[AnswerBlock], limit: int = 5) -> str:
+    """The answer's blocks as prompt lines, each its focus line (the line that holds
+    most of the question) or its first: ``[E1] path:line — qualname: code`` (each line
+    starts with its own ``[E#]``, never with repository text)."""
     out = []
-    for number, ev in enumerate(evidence[:limit], start=1):
-        code = _MARKER.sub(r"\\x3c", escape_text(" ".join(line.strip() for line in ev.lines)))
+    for number, b in enumerate(evidence[:limit], start=1):
+        line = b.focus_start or b.first_shown
+        text = b.lines[line - b.first_shown] if 0 <= line - b.first_shown < len(b.lines) else ""
+        code = _MARKER.sub(r"\\x3c", escape_text(text.strip()))
         out.append(
-            f"[E{number}] {escape_text(cite(ev.path, ev.start_line, ev.end_line))} — "
-            f"{escape_text(ev.chunk.qualname)}: {code[:300]}"
+            f"[E{number}] {escape_text(cite(b.path, line, line))} — "
+            f"{escape_text(b.qualname)}: {code[:300]}"
         )
     return "\n".join(out)
 
@@ -137,8 +139,8 @@ def build_messages(
     question: str,
     hits: Sequence[Hit],
     intent: str,
-    evidence: Sequence[Evidence] = (),
-    shape: Shape | None = None,
+    evidence: Sequence[AnswerBlock] = (),
+    kind: str = "",
 ) -> list[dict[str, str]]:
     """Chat messages: the rules, then the delimited context — the lines codecite
     selected as evidence first, then the blocks — the question and the answer shape."""
@@ -149,7 +151,7 @@ def build_messages(
         "tests": "List the tests that cover it, with citations.",
         "locate": "Say where it is, with citations.",
     }.get(intent, "")
-    lead = SHAPE_GUIDANCE.get(shape.kind, "") if shape is not None else ""
+    lead = SHAPE_GUIDANCE.get(kind, "")
     selected = ""
     if evidence:
         selected = (

@@ -136,7 +136,7 @@ def _inline(markdown: str) -> str:
 
 def _print_extractive(answer: Answer) -> None:
     """The lead, then each block under its file: one mark, its citation, its lines."""
-    from ..answer.extractive import ROLE_NOTES
+    from ..answer.blocks import ROLE_NOTES
 
     out.print(_inline(answer.lead), soft_wrap=True, highlight=False)
     current = ""

@@ -1,0 +1,104 @@
+"""Step 2 of the answer model's recipe: each training question asked of its project's
+index, and of another project's, through the same search and the same features
+``ask`` uses (``codecite.answer.features.observe``).
+
+- *own*: a question of project P asked of P's index; each of search's first
+  ``CANDIDATES`` hits is labelled right when it is the documented definition (it
+  overlaps the definition's lines and at least half of its own lines are in them: a
+  class skeleton holding a method is not that method);
+- *cross*: a question of another project asked of P's index (negatives for abstention,
+  made in any number: ``--cross`` per project).
+
+    python scripts/train_answer_model/mine.py --workdir /work/answer-train
+
+Writes ``WORKDIR/mined/<name>.npz`` per project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import codecite
+from codecite.answer.answerer import line_embedder
+from codecite.answer.features import CANDIDATES, HIT_FEATURES, code_holds, observe
+from codecite.question import read
+
+SEED = 20261206
+
+
+def load_golden(folder: Path) -> list[dict[str, Any]]:
+    """A project's questions: its definitions' docstrings, then its tests'."""
+    rows = []
+    for name in ("golden.jsonl", "golden-tests.jsonl"):
+        path = folder / name
+        if path.is_file():
+            rows += [json.loads(line) for line in path.read_text().splitlines() if line]
+    return rows
+
+
+def right(hit: Any, g: dict[str, Any]) -> bool:
+    c = hit.chunk
+    if c.path != g["path"] or c.end_line < g["start"] or g["end"] < c.start_line:
+        return False
+    inside = min(c.end_line, g["end"]) - max(c.start_line, g["start"]) + 1
+    return inside * 2 >= c.end_line - c.start_line + 1
+
+
+def mine(folder: Path, others: list[dict[str, Any]], out: Path) -> None:
+    static = line_embedder()
+    golden = load_golden(folder)
+    rows: dict[str, list[Any]] = {k: [] for k in ("X", "y", "n", "unknown", "terms", "own")}
+    with codecite.open_index(folder / "tree", index_dir=folder / "index", create=False) as idx:
+        searcher = idx.searcher
+        stats = searcher.term_stats
+        for own, g in [(True, g) for g in golden] + [(False, g) for g in others]:
+            asked = read(g["query"])  # as ``ask`` reads it: once, passed down
+            result = searcher.search(asked, k=10)
+            hits = searcher.fill_similarity(g["query"], list(result.hits[:CANDIDATES]))
+            holds = code_holds(idx.store, stats.df)
+            obs = observe(asked, hits, stats.df, stats.documents, static, holds)
+            X = np.zeros((CANDIDATES, len(HIT_FEATURES)), dtype=np.float32)
+            y = np.zeros(CANDIDATES, dtype=np.int8)
+            X[: len(hits)] = obs.features
+            if own:
+                y[: len(hits)] = [right(h, g) for h in hits]
+            rows["X"].append(X)
+            rows["y"].append(y)
+            rows["n"].append(len(hits))
+            rows["unknown"].append(obs.unknown)
+            rows["terms"].append(len(obs.terms.stems))
+            rows["own"].append(own)
+    np.savez_compressed(out, **{k: np.array(v) for k, v in rows.items()})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workdir", default="/work/answer-train")
+    parser.add_argument("--cross", type=int, default=50, help="other projects' questions each")
+    args = parser.parse_args(argv)
+    workdir = Path(args.workdir)
+    folders = sorted(p for p in workdir.iterdir() if (p / ".complete").is_file())
+    golden = {f.name: load_golden(f) for f in folders}
+    (workdir / "mined").mkdir(exist_ok=True)
+    for folder in folders:
+        out = workdir / "mined" / f"{folder.name}.npz"
+        if out.is_file():
+            continue
+        pool = [g for name, gs in golden.items() if name != folder.name for g in gs]
+        others = random.Random(f"{SEED}-{folder.name}").sample(pool, min(args.cross, len(pool)))
+        started = time.perf_counter()
+        mine(folder, others, out)
+        print(f"{folder.name}: {time.perf_counter() - started:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""An answer's blocks: the lines of a chunk shown around its focus line, one citation
+each, and the answer rendered as Markdown (the CLI, the web page, Slack and MCP show
+the same blocks).
+
+A function or method of at most :data:`CITE_WHOLE` lines is cited whole; a small one
+is shown whole; else the focus line with the lines of its block around it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..chunking.grammars import is_code_language
+from ..graph.testmap import is_test_path
+from ..types import LINE_EXACT_KINDS, Chunk
+from .citations import Block, cite
+
+#: Reads a file's lines as indexed (scrubbed); None when the file is gone.
+LineSource = Callable[[str], list[str] | None]
+#: A function or method up to this many lines is cited whole by the blocks shown of it.
+CITE_WHOLE = 60
+#: A function this short is shown whole; other code with its block around the focus.
+SMALL_CHUNK = 25
+WIDE_LINES = 10
+_CLOSE = ")]}"
+_DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo|benchmarks?)/", re.I)
+_PROSE_FILE = re.compile(r"\.(md|rst|txt|adoc)$", re.I)
+#: A doc comment's section headings: where its first paragraph ends.
+DOC_SECTIONS = (
+    r"args|arguments|params|parameters|returns?|yields?|raises|examples?|notes?|attributes"
+)
+_PARAGRAPH_END = re.compile(rf"\n\s*\n|\n\s*:?({DOC_SECTIONS})::?\s*(\n|$)", re.I)
+
+
+def secondary_path(path: str) -> bool:
+    """Tests, docs, examples and prose: listed after the code itself."""
+    return is_test_path(path) or bool(_DOC_PATH.search(path) or _PROSE_FILE.search(path))
+
+
+def secondary(chunk: Chunk) -> bool:
+    return secondary_path(chunk.path) or not is_code_language(chunk.language)
+
+
+def chunk_lines(chunk: Chunk, source: LineSource | None) -> list[tuple[int, str]]:
+    """(line number, text) of a chunk's lines. A class outline or module header is not
+    the file's lines verbatim: its range is read from the file (as indexed)."""
+    if chunk.kind in LINE_EXACT_KINDS:
+        return [(chunk.start_line + i, line) for i, line in enumerate(chunk.content.split("\n"))]
+    file_lines = source(chunk.path) if source is not None else None
+    if not file_lines:
+        return []
+    last = min(chunk.end_line, len(file_lines))
+    numbered = [(n, file_lines[n - 1]) for n in range(chunk.start_line, last + 1)]
+    # a module header or class outline: its own lines (its definitions are chunks of
+    # their own, elided in its content)
+    return _module_lines(chunk, numbered) if chunk.kind in ("module", "class") else numbered
+
+
+def _module_lines(chunk: Chunk, numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The lines of a module chunk's range that are its own: its content's lines, in
+    order (the functions and classes inside its range are chunks of their own, and
+    its ``... `` markers stand for them)."""
+    where: dict[str, list[int]] = {}  # a line's text -> its indexes, in order
+    for j, (_, text) in enumerate(numbered):
+        where.setdefault(text, []).append(j)
+    out: list[tuple[int, str]] = []
+    at = 0
+    for wanted in chunk.content.split("\n"):
+        if not wanted.strip():  # a blank line of the content: the file's next, if blank
+            if at < len(numbered) and not numbered[at][1].strip():
+                out.append(numbered[at])
+                at += 1
+            continue
+        places = where.get(wanted, [])  # a marker or a scrubbed line: in none
+        k = bisect.bisect_left(places, at)
+        if k < len(places):
+            out.append(numbered[places[k]])
+            at = places[k] + 1
+    return out
+
+
+def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int, tuple[str, ...]]:
+    """The lines shown around ``line`` of ``chunk``: a small function whole, else the
+    line with the lines of its block around it (same indentation or deeper), up to
+    :data:`WIDE_LINES`."""
+    lines = chunk_lines(chunk, source)
+    numbers = [n for n, _ in lines]
+    if line not in numbers:
+        text = chunk.content.split("\n", 1)[0]
+        return chunk.start_line, chunk.start_line, (text,)
+    if chunk.kind in LINE_EXACT_KINDS and len(lines) <= SMALL_CHUNK:
+        return numbers[0], numbers[-1], tuple(t for _, t in lines)
+    first = last = numbers.index(line)
+    base = _indent(lines[first][1])
+
+    def inside(j: int) -> bool:
+        text = lines[j][1]
+        return not text.strip() or _indent(text) >= base or text.strip()[:1] in _CLOSE
+
+    while last - first + 1 < WIDE_LINES:
+        grew = False
+        if last + 1 < len(lines) and inside(last + 1):
+            last, grew = last + 1, True
+        if (
+            last - first + 1 < WIDE_LINES
+            and first > 0
+            and lines[first - 1][1].strip()
+            and (_indent(lines[first - 1][1]) >= base)
+        ):
+            first, grew = first - 1, True
+        if not grew:
+            break
+    while last > first and not lines[last][1].strip():
+        last -= 1
+    return numbers[first], numbers[last], tuple(t for _, t in lines[first : last + 1])
+
+
+@dataclass(frozen=True)
+class AnswerBlock:
+    """One supporting block of an answer: the definition it cites (``start_line`` to
+    ``end_line``: a function or method whole when it is short, else the lines shown)
+    and the lines of it shown, from ``shown_start``, the evidence among them from
+    ``focus_start`` to ``focus_end``."""
+
+    path: str
+    start_line: int
+    end_line: int
+    qualname: str
+    language: str
+    lines: tuple[str, ...]
+    #: Why it is here: "raise", "message", "caller", "test", ... (the evidence's role).
+    role: str
+    #: The chunk's kind (function, method, class, ...).
+    kind: str = ""
+    #: Whether the citation was verified (set after the citation check).
+    verified: bool = True
+    #: The line number of ``lines[0]`` (0: ``start_line``).
+    shown_start: int = 0
+    #: The evidence lines (highlighted), 0 when none stands out.
+    focus_start: int = 0
+    focus_end: int = 0
+
+    @property
+    def citation(self) -> str:
+        return cite(self.path, self.start_line, self.end_line)
+
+    @property
+    def first_shown(self) -> int:
+        return self.shown_start or self.start_line
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "citation": self.citation,
+            "qualname": self.qualname,
+            "kind": self.kind,
+            "language": self.language,
+            "role": self.role,
+            "lines": list(self.lines),
+            "shown_start_line": self.first_shown,
+            "focus": [self.focus_start, self.focus_end] if self.focus_start else None,
+            "verified": self.verified,
+        }
+
+
+@dataclass
+class Extract:
+    """An extractive answer: its text, lead, blocks, and the context it cites."""
+
+    text: str
+    lead: str = ""
+    blocks: list[AnswerBlock] = field(default_factory=list)
+    #: Chunks beyond the hits the answer drew on (graph neighbours), for the check.
+    context: list[Block] = field(default_factory=list)
+
+
+#: What a block's role says of it, where that helps the reader.
+ROLE_NOTES = {
+    "raise": "raises",
+    "message": "writes the message",
+    "frame": "the line in the traceback",
+    "log": "logs",
+    "caller": "calls it",
+    "test": "tests it",
+}
+
+
+def block_of(chunk: Chunk, line: int, role: str, source: LineSource | None) -> AnswerBlock:
+    """The block showing ``line`` of ``chunk``: its lines widened (:func:`widen`),
+    citing the whole definition when it is a function or method of at most
+    :data:`CITE_WHOLE` lines, else the lines shown."""
+    shown_start, shown_end, lines = widen(chunk, line, source)
+    start, end = shown_start, shown_end
+    if chunk.kind in ("function", "method") and chunk.end_line - chunk.start_line < CITE_WHOLE:
+        start, end = chunk.start_line, chunk.end_line
+    focus = line if shown_start <= line <= shown_end else 0
+    return AnswerBlock(
+        chunk.path, start, end, chunk.qualname, chunk.language, lines, role, chunk.kind,
+        shown_start=shown_start, focus_start=focus, focus_end=focus,
+    )  # fmt: skip
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def first_sentence(text: str, limit: int = 240) -> str:
+    """The first sentence of a doc comment (of its first paragraph: a summary line with
+    no period does not run on into its "Args:")."""
+    flat = " ".join(_PARAGRAPH_END.split(text.strip(), maxsplit=1)[0].split())
+    spans = sentence_spans(flat)
+    sentence = flat[spans[0][0] : spans[0][1]] if spans else flat
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "no", "fig"})
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text``: one ends at ``.``, ``!`` or ``?``
+    followed by white space or the end, outside backticks and brackets and not after an
+    abbreviation, so ``codecite.scrub``, ``(:func:`~x.y`)``, "e.g. this" and "3.11"
+    stay inside their sentence."""
+    spans: list[tuple[int, int]] = []
+    start, depth, quoted = 0, 0, False
+    for i, char in enumerate(text):
+        if char == "`":
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif char in ".!?" and depth == 0 and (i + 1 == len(text) or text[i + 1].isspace()):
+            word = text[start:i].rsplit(None, 1)[-1].lower() if text[start:i].strip() else ""
+            if char == "." and word.lstrip("(") in _ABBREVIATIONS:
+                continue
+            spans.append((start, i + 1))
+            start = i + 1
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return [(s + len(text[s:e]) - len(text[s:e].lstrip()), e) for s, e in spans]
+
+
+def render_text(
+    lead: str,
+    facts: Sequence[str],
+    blocks: Sequence[AnswerBlock],
+    notes: Sequence[str] = (),
+) -> str:
+    """The answer as Markdown: the lead, further facts, then each block under its file,
+    its citation once, its lines in a fence with their line numbers; ``notes`` (further
+    places to read, each cited) after the blocks."""
+    parts = [lead] if lead else []
+    parts += list(facts)
+    if blocks:
+        parts.append("Evidence:")
+    for b in blocks:
+        note = ROLE_NOTES.get(b.role, "")
+        head = f"- `{b.qualname}` ({b.citation})" + (f" — {note}" if note else "")
+        width = len(str(b.end_line))
+        body = "\n".join(
+            f"  {n:>{width}}  {line.rstrip()}"
+            for n, line in zip(
+                range(b.first_shown, b.first_shown + len(b.lines)), _dedent(b.lines), strict=False
+            )
+        )
+        fence = "```"
+        while fence in body:
+            fence += "`"
+        parts.append(f"{head}\n  {fence}{_lang(b.language)}\n{body}\n  {fence}")
+    if notes:
+        parts.append("See also: " + " ".join(notes))
+    return "\n\n".join(parts).rstrip() + "\n"
+
+
+def _dedent(lines: Sequence[str]) -> list[str]:
+    indents = [len(x) - len(x.lstrip()) for x in lines if x.strip()]
+    cut = min(indents, default=0)
+    return [x[cut:] if len(x) >= cut else x.lstrip() for x in lines]
+
+
+def _lang(language: str) -> str:
+    return {"c_sharp": "csharp", "config": "", "text": "", "markdown": "md"}.get(language, language)

@@ -1,0 +1,245 @@
+"""The offline answer from ordered hits (issue 38): a first line that reads, then the
+blocks in the order the answer model chose (search's, unless the model's word moved one).
+
+- Each block shows one chunk: a function or method of at most ``CITE_WHOLE`` lines is
+  cited whole, else the lines around its *focus*: the line writing a message the
+  question quotes, else the line (a whole statement, never a fragment) holding most of
+  the question's rarity-weighted terms.
+- The first line names the first block's symbol with its summary: its docstring's first
+  sentence, else its focus statement quoted whole, never a lone ``self,``, ``)`` or
+  ``error.`` (:func:`is_fragment`).
+- An impact question ("what breaks if I change X") leads with X's callers at their call
+  sites, code before tests (the code graph's ``calls`` edges), then the blocks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..graph.testmap import is_test_path
+from ..question.terms import Terms, stems
+from ..retrieve.types import Hit
+from ..types import Chunk
+from .blocks import (
+    AnswerBlock,
+    Extract,
+    LineSource,
+    block_of,
+    chunk_lines,
+    first_sentence,
+    render_text,
+)
+from .citations import cite
+from .facts import GraphFacts
+
+#: Definitions whose callers an impact answer shows.
+DEFINITION_KINDS = frozenset({"function", "method", "class"})
+#: Blocks an answer shows.
+MAX_BLOCKS = 5
+#: Callers an impact answer shows before the rest.
+MAX_CALLERS = 3
+#: A quoted statement longer than this is cut (with "…").
+QUOTE_CHARS = 160
+
+_OPEN, _CLOSE = "([{", ")]}"
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+")
+#: Statements that are whole with a single word (``return``, ``break``, ``pass``, ...).
+_BARE = frozenset({"return", "break", "continue", "pass", "raise", "yield", "else", "try",
+                   "finally", "default", "end", "fi", "done"})  # fmt: skip
+_DANGLING = (",", "(", "[", "{", "\\", "+", "-", "*", "/", "=", " and", " or", "&&", "||")
+
+
+def is_fragment(line: str) -> bool:
+    """Whether a line of code is a piece of a statement that reads as nothing alone: a
+    lone ``self,`` or ``)``, the tail of a signature (``) -> t.IO[t.AnyStr]:``), a
+    word of a sentence (``error.``), a line ending inside an expression."""
+    text = line.strip()
+    if not text or text.startswith(("#", "//", "/*", "*", '"""', "'''")):
+        return True
+    if text[0] in _CLOSE or text[0] in ",.:;+=&|?" or text.split()[0] in ("and", "or"):
+        return True
+    if any(text.count(o) != text.count(c) for o, c in zip(_OPEN, _CLOSE, strict=True)):
+        return True
+    if text.endswith(_DANGLING):
+        return True
+    words = _TOKEN.findall(text)
+    return len(words) < 2 and not (words and words[0] in _BARE)
+
+
+def statement(text: str) -> str:
+    """A line quoted as code, cut at :data:`QUOTE_CHARS`."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…"
+
+
+#: What varies between a raise and the message it wrote: quoted values, <reprs>, numbers.
+_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|<[^>]*>|\S*\d\S*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+#: The shortest constant part of a message that identifies the line writing it.
+MESSAGE_PART = 12
+
+
+def constant_part(message: str) -> str:
+    """The longest part of a message's first sentence that a line writing it holds
+    verbatim (quoted values and numbers vary; a report goes on after the message),
+    lower-cased; '' when none is long enough to tell."""
+    first = _SENTENCE_END.split(message.strip(), maxsplit=1)[0]
+    parts = [" ".join(p.split()) for p in _VARYING.split(first)]
+    best = max(parts, key=len, default="").strip(" :,.-").lower()
+    return best if len(best) >= MESSAGE_PART else ""
+
+
+@dataclass(frozen=True)
+class Focus:
+    line: int
+    text: str
+    #: "message" (a line writing what the question quotes) or "line".
+    role: str
+
+
+def focus_of(
+    chunk: Chunk, source: LineSource | None, terms: Terms, messages: Sequence[str]
+) -> Focus | None:
+    """The line of ``chunk`` to highlight and quote (None: no whole statement in it)."""
+    lines = chunk_lines(chunk, source)
+    wanted = [p for p in (constant_part(m) for m in messages) if p]
+    for n, text in lines:
+        low = text.lower()
+        if wanted and any(p in low for p in wanted):
+            return Focus(n, text, "message")
+    best: tuple[float, int, str] | None = None
+    for n, text in lines:
+        if is_fragment(text):
+            continue
+        share = terms.share(stems(text))
+        if best is None or share > best[0]:
+            best = (share, n, text)
+    return None if best is None else Focus(best[1], best[2], "line")
+
+
+@dataclass
+class Composed:
+    extract: Extract
+    #: Whether the question's own literal evidence (a message it quotes) is cited.
+    literal: bool = False
+
+
+@dataclass(frozen=True)
+class _Shown:
+    block: AnswerBlock
+    chunk: Chunk
+    focus: Focus | None
+
+
+def compose(
+    kind: str,
+    hits: Sequence[Hit],
+    terms: Terms,
+    messages: Sequence[str],
+    graph: GraphFacts,
+    source: LineSource | None,
+    max_blocks: int = MAX_BLOCKS,
+) -> Composed:
+    """The extractive answer over ``hits`` in their (already chosen) order."""
+    out = Composed(Extract(""))
+    hits = _message_first(hits, source, terms, messages)
+    shown: list[_Shown] = []
+    for hit in hits:
+        if len(shown) >= max_blocks:
+            break
+        focus = focus_of(hit.chunk, source, terms, messages)
+        block = _block(hit, focus, source)
+        if not any(_same(block, s.block) for s in shown):
+            shown.append(_Shown(block, hit.chunk, focus))
+    out.literal = any(s.focus is not None and s.focus.role == "message" for s in shown[:3])
+    blocks = [s.block for s in shown]
+    lead = _lead(shown[0]) if shown else ""
+    facts: list[str] = []
+    subject = _subject(hits, terms) if kind == "impact" else None
+    if subject is not None:
+        found = graph.impact(subject, hits, terms)
+        out.extract.context += found.context
+        facts = found.sentences
+        callers = found.callers[:MAX_CALLERS]
+        if callers:  # the callers at their call sites lead, code before tests
+            tests = found.tests[:1]
+            kept = [b for b in blocks if not any(_same(b, c) for c in [*callers, *tests])]
+            blocks = [*callers, *kept][: max_blocks - len(tests)] + tests
+            lead = facts[0]
+    elif kind == "how" and shown and shown[0].chunk.kind in DEFINITION_KINDS:
+        found = graph.callees(shown[0].chunk)
+        out.extract.context += found.context
+        facts = found.sentences
+    rest = [f for f in facts if f != lead]  # after the blocks: the blocks come first
+    out.extract.lead, out.extract.blocks = lead, blocks
+    out.extract.text = render_text(lead, (), blocks, rest)
+    return out
+
+
+def _message_first(
+    hits: Sequence[Hit], source: LineSource | None, terms: Terms, messages: Sequence[str]
+) -> Sequence[Hit]:
+    """Literal evidence leads: the first hit with a line writing the message the
+    question quotes goes first (the line that writes a reported error is where it comes
+    from; no score decides that)."""
+    if not messages:
+        return hits
+    for i, hit in enumerate(hits):
+        focus = focus_of(hit.chunk, source, terms, messages)
+        if focus is not None and focus.role == "message":
+            return [hit, *hits[:i], *hits[i + 1 :]]
+    return hits
+
+
+def _block(hit: Hit, focus: Focus | None, source: LineSource | None) -> AnswerBlock:
+    c = hit.chunk
+    if focus is None:
+        return block_of(c, c.start_line, "definition", source)
+    return block_of(c, focus.line, focus.role, source)
+
+
+def _same(a: AnswerBlock, b: AnswerBlock) -> bool:
+    return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
+def _subject(hits: Sequence[Hit], terms: Terms) -> Chunk | None:
+    """The definition an impact question is about: one whose name it writes, else the
+    first definition outside tests."""
+    definitions = [
+        h.chunk for h in hits if h.chunk.kind in DEFINITION_KINDS and not is_test_path(h.chunk.path)
+    ]
+    for c in definitions:
+        if {c.name.lower(), c.qualname.lower()} & terms.written:
+            return c
+    return definitions[0] if definitions else None
+
+
+def _lead(first: _Shown) -> str:
+    """The first line: the first block's symbol and what it is or does (the message
+    line it writes; its docstring's summary; its focus statement, whole)."""
+    b, focus = first.block, first.focus
+    where = cite(b.path, b.start_line, b.end_line)
+    name = f"`{b.qualname}`" if b.qualname else f"`{b.path}`"
+    if focus is not None and focus.role == "message":
+        return f"{name} ({where}) writes it: `{statement(focus.text)}`."
+    summary = doc_summary(first.chunk)
+    if summary:
+        return f"{name} ({where}): {summary}."
+    if focus is not None:
+        return f"{name} ({where}): `{statement(focus.text)}`."
+    return f"{name} ({where})."
+
+
+def doc_summary(chunk: Chunk) -> str:
+    """The first sentence of a chunk's docstring ('' when it has none that reads)."""
+    doc = chunk.docstring.strip()
+    if not doc:
+        return ""
+    sentence = first_sentence(doc).strip().rstrip(".")
+    return sentence if len(_WORD.findall(sentence)) >= 3 else ""
+
+
+__all__ = ["Composed", "compose", "doc_summary", "focus_of", "is_fragment", "statement"]

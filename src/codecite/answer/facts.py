@@ -1,0 +1,128 @@
+"""The code graph's facts about an answer's subject, each cited (DESIGN.md §4): its
+callers at their call sites and the tests that exercise it (what breaks if it
+changes), and what it calls (how it works). Facts come from the edges resolved at
+index time, never from the question's words."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..filters import Filters
+from ..question.terms import Terms, stems
+from ..retrieve.expand import GraphStore
+from ..retrieve.types import Hit
+from ..types import Chunk
+from .blocks import AnswerBlock, LineSource, chunk_lines, secondary_path
+from .citations import Block, cite
+
+#: Callers or tests named in a sentence.
+MAX_FACTS = 4
+#: The parts of a split function looked up to find its first.
+PARTS_LOOKUP = 20
+
+
+@dataclass
+class Facts:
+    """Sentences and blocks from the graph, and the chunks they cite (for the check)."""
+
+    sentences: list[str] = field(default_factory=list)
+    callers: list[AnswerBlock] = field(default_factory=list)
+    tests: list[AnswerBlock] = field(default_factory=list)
+    context: list[Block] = field(default_factory=list)
+
+
+class GraphFacts:
+    def __init__(self, store: GraphStore, source: LineSource | None) -> None:
+        self.store, self.source = store, source
+
+    def impact(self, subject: Chunk, hits: Sequence[Hit], terms: Terms) -> Facts:
+        """Who calls ``subject`` (code before tests) and which tests exercise it."""
+        out = Facts()
+        name = f"`{subject.qualname}`"
+        testers = {e.src for e in self.store.edges_to(subject.id, "tests")}
+        edges = [e for e in self.store.edges_to(subject.id, "calls") if e.src not in testers]
+        out.callers = self._sites([(e.src, e.line) for e in edges], "caller", out)
+        out.callers.sort(key=lambda b: secondary_path(b.path))
+        if out.callers:
+            n = len(out.callers)
+            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
+            out.sentences.append(
+                f"Changing {name} affects {n} caller{'s' if n != 1 else ''}: "
+                f"{_named(out.callers)}{more}."
+            )
+        fitting = self._fitting(testers, hits, terms)
+        out.tests = self._sites([(t, 0) for t in fitting], "test", out)
+        if out.tests:
+            n = len(out.tests)
+            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
+            verb = "test exercises" if n == 1 else "tests exercise"
+            out.sentences.append(f"{n} {verb} {name}: {_named(out.tests)}{more}.")
+        elif out.callers:
+            out.sentences.append(f"No test in the index calls {name} directly.")
+        return out
+
+    def callees(self, subject: Chunk) -> Facts:
+        """What ``subject`` calls (a "how does it work" answer's next places to read)."""
+        out = Facts()
+        edges = self.store.edges_from(subject.id, "calls")[:MAX_FACTS]
+        found = self.store.get_chunks([e.dst for e in edges])
+        callees = [found[e.dst] for e in edges if e.dst in found]
+        if callees:
+            for c in callees:
+                out.context.append(Block(c.path, c.start_line, c.end_line))
+            named = ", ".join(
+                f"`{c.qualname}` ({cite(c.path, c.start_line, c.end_line)})" for c in callees
+            )
+            out.sentences.append(f"`{subject.qualname}` calls {named}.")
+        return out
+
+    def _fitting(self, ids: set[str], hits: Sequence[Hit], terms: Terms) -> list[str]:
+        """``ids`` (chunks), those among ``hits`` first in their rank, then by the share
+        of the question's terms their name and code hold, then by id."""
+        rank = {h.chunk.id: n for n, h in enumerate(hits)}
+        found = self.store.get_chunks([i for i in ids if i not in rank])
+
+        def held(chunk_id: str) -> float:
+            chunk = found.get(chunk_id)
+            return terms.share(stems(f"{chunk.qualname} {chunk.content}")) if chunk else 0.0
+
+        return sorted(ids, key=lambda i: (rank.get(i, len(rank)), -held(i), i))
+
+    def _sites(self, ends: list[tuple[str, int]], role: str, out: Facts) -> list[AnswerBlock]:
+        """A block per graph neighbour: its call-site line when known, else its head."""
+        found = self.store.get_chunks([i for i, _ in ends])
+        blocks: list[AnswerBlock] = []
+        seen: set[str] = set()
+        for chunk_id, line in ends:
+            chunk = found.get(chunk_id)
+            if chunk is None or chunk_id in seen:
+                continue
+            seen.add(chunk_id)
+            if role == "test" and chunk.part > 1:
+                chunk = self._head_part(chunk)
+            out.context.append(Block(chunk.path, chunk.start_line, chunk.end_line))
+            lines = dict(chunk_lines(chunk, self.source))
+            if line and line in lines:
+                start = end = line
+            else:
+                start, end = chunk.start_line, min(chunk.end_line, chunk.start_line + 2)
+            shown = tuple(lines.get(n, "") for n in range(start, end + 1))
+            blocks.append(
+                AnswerBlock(
+                    chunk.path, start, end, chunk.qualname, chunk.language, shown, role, chunk.kind
+                )
+            )
+        return blocks
+
+    def _head_part(self, chunk: Chunk) -> Chunk:
+        """The first part of a function split into parts (``chunk`` when not found)."""
+        ids = self.store.find_symbols(
+            chunk.qualname, "qualname", Filters(repo=chunk.repo, path=chunk.path), PARTS_LOOKUP
+        )
+        parts = [c for c in self.store.get_chunks(ids).values() if c.path == chunk.path]
+        return min(parts, key=lambda c: c.start_line, default=chunk)
+
+
+def _named(blocks: Sequence[AnswerBlock]) -> str:
+    return ", ".join(f"`{b.qualname}` ({b.citation})" for b in blocks[:MAX_FACTS])

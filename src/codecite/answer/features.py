@@ -1,0 +1,208 @@
+"""What the learnt answer model reads of a question and of search's top hits (issue 38).
+
+The same function computes the features when the model is trained
+(``scripts/train_answer_model``: questions mined from docstrings of many projects,
+asked of indexes that cannot see those docstrings) and when ``ask`` orders its blocks,
+so the two can never drift. Every feature is a number in about [0, 1]; none names a
+project, a word list or a benchmark question:
+
+- where search put the hit (its rank, its score relative to the top, its keyword and
+  vector ranks, whether graph expansion brought it);
+- what kind of code it is (definition, class, module, docs or text, a test);
+- how much of the question it holds: the rarity-weighted share of the question's terms
+  (lightly stemmed) in its name, its path and its body, and the cosine of the question
+  with the chunk in the static code model and (when there) the search model;
+- whether the question writes the hit's name as an identifier.
+
+:func:`question_features` summarises a whole retrieval for abstention and confidence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..chunking.grammars import GRAMMARS
+from ..embed.text import embed_text
+from ..filters import Filters
+from ..graph.testmap import is_test_path
+from ..question import Question
+from ..question.terms import Terms, specific_terms, stem, stems
+from ..retrieve.types import Hit
+from ..store.protocols import KeywordIndex
+from ..types import Chunk
+
+#: The per-hit features, in the order of the model's weights.
+HIT_FEATURES = (
+    "rank_recip", "first", "score_rel", "keyword_recip", "vector_recip", "graph",
+    "definition", "class", "module", "prose", "test", "asks_tests_and_test",
+    "name_share", "path_share", "body_share", "body_share_rel", "static_cos",
+    "static_cos_rel", "model_cos", "has_model_cos", "written_name", "log_lines",
+)  # fmt: skip
+#: The features of a whole retrieval (abstention, confidence).
+QUESTION_FEATURES = (
+    "top_prob", "top_body_share", "top_name_share", "best_static_cos", "best_model_cos",
+    "has_model_cos", "unknown_name_share", "log_terms",
+)  # fmt: skip
+#: Chunks of code (every language tree-sitter parses): not docs, not text.
+CODE_ONLY = Filters(languages=tuple(GRAMMARS))
+#: Hits of search's list the model reads and may reorder.
+CANDIDATES = 8
+
+_PROSE = frozenset({"markdown", "text", "rst"})
+_DEFINITIONS = frozenset({"function", "method"})
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+def hit_features(
+    question: str,
+    terms: Terms,
+    hits: Sequence[Hit],
+    static: Embed | None,
+    tests_asked: bool = False,
+) -> np.ndarray:
+    """float32 (len(hits), len(HIT_FEATURES)): the features of search's top hits."""
+    n = len(hits)
+    out = np.zeros((n, len(HIT_FEATURES)), dtype=np.float32)
+    if not n:
+        return out
+    top_score = max(hits[0].score, 1e-9)
+    bodies = [stems(f"{h.chunk.qualname} {h.chunk.content}") for h in hits]
+    body = np.array([terms.share(b) for b in bodies], dtype=np.float32)
+    cos = _cosines(question, [h.chunk for h in hits], static)
+    for i, h in enumerate(hits):
+        c = h.chunk
+        test = is_test_path(c.path)
+        row = {
+            "rank_recip": 1.0 / (1 + i),
+            "first": float(i == 0),
+            "score_rel": max(0.0, min(1.0, h.score / top_score)),
+            "keyword_recip": 0.0 if h.keyword_rank is None else 1.0 / (1 + h.keyword_rank),
+            "vector_recip": 0.0 if h.vector_rank is None else 1.0 / (1 + h.vector_rank),
+            "graph": float(h.source.startswith("graph")),
+            "definition": float(c.kind in _DEFINITIONS),
+            "class": float(c.kind == "class"),
+            "module": float(c.kind == "module"),
+            "prose": float(c.language in _PROSE or c.kind == "section"),
+            "test": float(test),
+            "asks_tests_and_test": float(test and tests_asked),
+            "name_share": terms.share(stems(c.qualname)),
+            "path_share": terms.share(stems(c.path)),
+            "body_share": float(body[i]),
+            "body_share_rel": float(body[i] / body.max()) if body.max() > 0 else 0.0,
+            "static_cos": float(cos[i]),
+            "static_cos_rel": float(cos[i] - cos.max()) + 1.0,
+            "model_cos": h.similarity or 0.0,
+            "has_model_cos": float(h.similarity is not None),
+            "written_name": float(_written(terms, c)),
+            "log_lines": math.log1p(c.end_line - c.start_line + 1) / 6,
+        }
+        out[i] = [row[name] for name in HIT_FEATURES]
+    return out
+
+
+def _written(terms: Terms, chunk: Chunk) -> bool:
+    if not terms.written:
+        return False
+    names = {chunk.name.lower(), chunk.qualname.lower()}
+    return bool(names & terms.written)
+
+
+def _cosines(question: str, chunks: Sequence[Chunk], static: Embed | None) -> np.ndarray:
+    """The question's cosine with each chunk's embedded text in the static code model
+    (zeros when it cannot be loaded)."""
+    if static is None or not chunks:
+        return np.zeros(len(chunks), dtype=np.float32)
+    rows = static([question, *(embed_text(c) for c in chunks)])
+    norms = np.linalg.norm(rows, axis=1)
+    norms[norms == 0] = 1.0
+    unit = rows / norms[:, None]
+    return np.asarray(unit[1:] @ unit[0], dtype=np.float32)
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    if not len(scores):
+        return scores
+    z = np.exp(scores - scores.max())
+    return np.asarray(z / z.sum(), dtype=np.float64)
+
+
+def question_features(
+    features: np.ndarray, probs: np.ndarray, order: Sequence[int], unknown: float, n_terms: int
+) -> np.ndarray:
+    """float32 (len(QUESTION_FEATURES),): what a whole retrieval shows, once its hits
+    are ordered (``order``: indexes into ``features``; ``probs``: the model's
+    probability of each hit being the one that answers). ``unknown``: the weighted
+    share of the question's terms that no chunk holds *and* that are no ordinary word
+    (everyday English or the common jargon of code, :func:`.terms.specific_terms`): a
+    question naming a thing the code never mentions. Ordinary words missing from the
+    code count for nothing."""
+    col = {name: i for i, name in enumerate(HIT_FEATURES)}
+    if not len(features):
+        return np.zeros(len(QUESTION_FEATURES), dtype=np.float32)
+    top = order[0]
+    row = {
+        "top_prob": float(probs[top]),
+        "top_body_share": float(features[top, col["body_share"]]),
+        "top_name_share": float(features[top, col["name_share"]]),
+        "best_static_cos": float(features[:, col["static_cos"]].max()),
+        "best_model_cos": float(features[:, col["model_cos"]].max()),
+        "has_model_cos": float(features[:, col["has_model_cos"]].max()),
+        "unknown_name_share": unknown,
+        "log_terms": math.log1p(n_terms) / 3,
+    }
+    return np.array([row[name] for name in QUESTION_FEATURES], dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the model reads of one question's retrieval."""
+
+    terms: Terms
+    hits: tuple[Hit, ...]
+    features: np.ndarray
+    #: The weighted share of unknown names (see :func:`question_features`).
+    unknown: float
+    #: Those names: words of the question that name something specific (not everyday
+    #: English nor the common jargon of code) and that no chunk holds.
+    unknown_names: tuple[str, ...] = ()
+
+
+def code_holds(store: KeywordIndex, df: Callable[[str], int]) -> Callable[[str], bool]:
+    """Whether a chunk of *code* holds a term (a name mentioned only in the docs or a
+    changelog is not something the code does), asked of the index once a term."""
+    known: dict[str, bool] = {}
+
+    def holds(term: str) -> bool:
+        if term not in known:
+            known[term] = df(term) > 0 and bool(
+                store.keyword_search([term], CODE_ONLY, 1, (1.0, 1.0, 1.0))
+            )
+        return known[term]
+
+    return holds
+
+
+def observe(
+    question: Question,
+    hits: Sequence[Hit],
+    df: Callable[[str], int],
+    documents: int,
+    static: Embed | None,
+    in_code: Callable[[str], bool] | None = None,
+) -> Observation:
+    """The features of ``question`` over search's first :data:`CANDIDATES` hits, read
+    from its subject (the words of what kind of answer it wants are no evidence).
+    ``in_code``: whether code holds a term (:func:`code_holds`; default: any chunk)."""
+    terms = question.terms(df, documents)
+    top = tuple(hits[:CANDIDATES])
+    subject = question.subject
+    holds = in_code or (lambda t: df(t) > 0)
+    names = [t for t, firm in specific_terms(subject).items() if firm and not holds(t)]
+    unknown = terms.share(frozenset(stem(t) for t in names))
+    features = hit_features(subject, terms, top, static, question.kind.name == "tests")
+    return Observation(terms, top, features, unknown, tuple(names))

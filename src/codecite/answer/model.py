@@ -1,0 +1,116 @@
+"""The learnt answer model (issue 38): the order of an answer's blocks, whether to
+answer at all, and how sure the answer is.
+
+Its weights ship in ``answer/data/answer-model.json``, made by
+``scripts/train_answer_model`` from questions mined out of many open-source projects'
+docstrings (each asked of an index of its project with every docstring removed; the
+other projects' questions as the negatives of abstention) and validated on projects
+left out of the fit. No benchmark question fitted a number of it; the file lists the
+training projects and the held-out figures.
+
+- :meth:`AnswerModel.order` scores search's first hits (:mod:`.features`) and orders
+  them by the model's probability of being the code that answers. Search's own rank is
+  one of the features: the model departs from search's order only where the rest of
+  what it reads outweighs that rank. Without the file the order is search's.
+- :meth:`AnswerModel.answers` is the probability that the question is about this
+  index at all; below the shipped threshold (the highest that declined at most 2% of
+  the held-out projects' answerable questions) the answer declines.
+- :meth:`AnswerModel.level` is the probability that the first block is right, cut into
+  ``low`` / ``medium`` / ``high`` at the held-out thirds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from .features import HIT_FEATURES, QUESTION_FEATURES, softmax
+
+log = logging.getLogger(__name__)
+
+MODEL_FILE = "answer-model.json"
+
+
+@dataclass(frozen=True)
+class Ordered:
+    """The model's order of a question's candidates (indexes into them) and each
+    candidate's probability of being the one that answers."""
+
+    order: tuple[int, ...]
+    probs: np.ndarray
+
+
+@dataclass(frozen=True)
+class AnswerModel:
+    order_weights: np.ndarray
+    abstain_weights: np.ndarray
+    abstain_threshold: float
+    confidence_weights: np.ndarray
+    medium: float
+    high: float
+    #: Where it came from (the training projects, the held-out figures).
+    provenance: dict[str, Any]
+
+    def order(self, features: np.ndarray) -> Ordered:
+        """Candidates by the model's score, search's order breaking ties."""
+        scores = features @ self.order_weights if len(features) else np.zeros(0)
+        probs = softmax(scores)
+        order = tuple(int(i) for i in np.argsort(-scores, kind="stable"))
+        return Ordered(order, probs)
+
+    def answers(self, question: np.ndarray) -> float:
+        """The probability that the question is about the indexed code."""
+        return _logistic(question, self.abstain_weights)
+
+    def declines(self, question: np.ndarray) -> bool:
+        return self.answers(question) < self.abstain_threshold
+
+    def right_first(self, question: np.ndarray) -> float:
+        """The probability that the first block is the code that answers."""
+        return _logistic(question, self.confidence_weights)
+
+    def level(self, question: np.ndarray) -> str:
+        p = self.right_first(question)
+        return "high" if p >= self.high else "medium" if p >= self.medium else "low"
+
+
+def _logistic(x: np.ndarray, w: np.ndarray) -> float:
+    return float(1 / (1 + np.exp(-(x @ w[:-1] + w[-1]))))
+
+
+@lru_cache(maxsize=1)
+def answer_model() -> AnswerModel | None:
+    """The shipped model (loaded once); None when its file is missing or was made for
+    other features (then answers keep search's order and decline nothing)."""
+    try:
+        raw = json.loads(
+            resources.files("codecite.answer").joinpath("data", MODEL_FILE).read_text()
+        )
+    except (OSError, ValueError) as exc:
+        log.warning("answers keep search's order: the answer model cannot be read (%s)", exc)
+        return None
+    return from_json(raw)
+
+
+def from_json(raw: dict[str, Any]) -> AnswerModel | None:
+    if (
+        tuple(raw.get("hit_features", ())) != HIT_FEATURES
+        or tuple(raw.get("question_features", ())) != QUESTION_FEATURES
+    ):
+        log.warning("answers keep search's order: the answer model's features are not these")
+        return None
+    return AnswerModel(
+        np.array(raw["order_weights"], dtype=np.float64),
+        np.array(raw["abstain_weights"], dtype=np.float64),
+        float(raw["abstain_threshold"]),
+        np.array(raw["confidence_weights"], dtype=np.float64),
+        float(raw["confidence_levels"]["medium"]),
+        float(raw["confidence_levels"]["high"]),
+        {k: raw.get(k) for k in ("trained_on", "questions", "validation", "recipe")},
+    )
