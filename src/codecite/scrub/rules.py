@@ -24,7 +24,7 @@ KINDS = (
     "private-key", "aws-access-key", "aws-secret-key", "github-token", "gitlab-token",
     "slack-token", "slack-webhook", "stripe-key", "google-api-key", "anthropic-key",
     "openai-key", "npm-token", "sendgrid-key", "twilio-sid", "jwt", "bearer-token",
-    "basic-auth", "connection-string", "password", "secret", "high-entropy",
+    "basic-auth", "connection-string", "password", "secret", "high-entropy", "heroku-api-key",
 )  # fmt: skip
 
 
@@ -267,6 +267,13 @@ RULES: tuple[Rule, ...] = (
          ("earer",), group="s", judge=_judge_mixed),
     Rule("basic-auth", re.compile(r"Basic[ \t]+(?P<s>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])"),
          group="s", judge=_judge_basic),
+    # a Heroku API key is a UUID: known by the name before it (HEROKU_API_KEY=, "heroku
+    # api key", heroku: ...), as a UUID without it is an id
+    Rule("heroku-api-key",
+         re.compile(r"[Hh][Ee][Rr][Oo][Kk][Uu][\w .:=>\"'-]{0,40}?"
+                    r"(?P<s>[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-"
+                    r"[0-9A-Fa-f]{12})(?![0-9A-Za-z-])"),
+         ("eroku", "EROKU"), group="s", word_start=False),
     Rule("connection-string",
          re.compile(r"://(?P<u>[^\s:/@'\"<>]*):(?P<s>[^\s@'\"<>/]+)@(?=[A-Za-z0-9\[])"),
          group="s", judge=_judge_url, word_start=False),
