@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, quote_plus, urlencode
 
 import httpx
 import psutil
@@ -138,7 +138,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 "secrets_admin": store.create_token("sam", ["secrets"], admin=True),
                 "vault_admin": store.create_token("val", ["vault"], admin=True),
             }
-        process = start_server(config, port, root / "server.log")
+        # serve's default log level: the access log is written (issue 39)
+        process = start_server(config, port, root / "server.log", log_level="info")
         try:
             yield Served(
                 f"http://127.0.0.1:{port}", port, root, config, root / "state.db", tokens,
@@ -456,6 +457,28 @@ def test_pasted_secret_values_are_not_stored_in_the_query_log(tmp_path: Path) ->
     logged = (repo / ".codecite" / "queries.jsonl").read_text()
     assert "why does this fail" in logged and "BEGIN" in logged and "why does " in logged
     assert [v for v in PASTED_VALUES if v in logged] == [] and password not in logged
+
+
+def test_no_question_reaches_the_server_log(served: Served) -> None:
+    """Issue 39: uvicorn's access log wrote ``GET /web/search?q=...`` with the question,
+    pasted secrets and all; the server's log has the route template, status and time."""
+    questions = [q for q in PASTED_QUESTIONS if "\n" not in q]
+    with served.client("alice") as http:
+        for question in questions:
+            assert http.get("/web/search", params={"q": question, "repos": "secrets"}).is_success
+            assert http.get("/", params={"q": question}).is_success
+        for value in BARE_SECRET_VALUES[:10]:
+            http.get("/api/v1/repos/secrets/code", params={"path": value})
+            http.get(f"/api/v1/repos/secrets/symbols/{value}/callers")
+            http.get(f"/no/such/page/{value}")
+    secrets = [v for v in PASTED_VALUES if any(v in q for q in questions)]
+    log = (served.root / "server.log").read_text()
+    shown = [v for v in secrets if v in log or quote_plus(v) in log or quote(v) in log]
+    assert shown == []
+    assert '"GET /web/search" 200' in log and '"GET /" 200' in log
+    assert '"GET /api/v1/repos/{repo}/symbols/{qualname}/{relation}"' in log
+    assert '"GET /no/such/page/«redacted:' in log  # a made-up path, scrubbed
+    assert "?q=" not in log and "?path=" not in log
 
 
 # --- 7. metrics: route templates only, for admins ------------------------------------------------

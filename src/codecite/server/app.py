@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..errors import CodeciteError, ConfigError
+from .access import log_request
 from .audit import AuditNote, write_audit
 from .auth import Principal
 from .config import ServerConfig
@@ -142,8 +143,10 @@ def _install_middleware(app: FastAPI, server: ServerState) -> None:
         except Exception as exc:
             response = error_response(exc)
         name = route_name(request)
+        elapsed = time.perf_counter() - started
         server.metrics.requests.labels(name, str(response.status_code)).inc()
-        server.metrics.latency.labels(name).observe(time.perf_counter() - started)
+        server.metrics.latency.labels(name).observe(elapsed)
+        log_request(request, name, response.status_code, elapsed)  # no query string
         note: AuditNote = request.state.note
         if path == "/mcp" and response.status_code < 400:
             audited = False  # each tool call writes its own row (mcp/server.py)
