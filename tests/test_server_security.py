@@ -339,6 +339,36 @@ def test_every_surface_applies_the_question_limit(served: Served) -> None:
     assert rows and rows[0].user == "alice"
 
 
+def test_a_long_question_is_stored_as_its_start_length_and_hash(served: Served) -> None:
+    """Issue 39: refused 64,000-character questions were stored whole in the append-only
+    audit log; a question over 500 characters is stored as its scrubbed start, its
+    length and the sha256 of its scrubbed text, refused (413) or answered."""
+    token = "ghp_" + "Ab1" * 12  # across the cut at 500: redacted whole, not cut in two
+    report = ("checkout fails: KeyError at app.py line 1 " * 1600)[:479] + f" {token} "
+    report = (report + "KeyError at app.py line 1 " * 2600)[:64_000]
+    answered = ("why does the discount fail " * 40)[:1_000]
+    before = len(served.audit())
+    with served.client("alice") as http:
+        for n in range(20):
+            refused = http.post("/api/v1/search", json={"query": report[:-2] + f"{n:02d}"})
+            assert refused.status_code == 413, refused.text
+        assert http.post("/api/v1/search", json={"query": answered}).status_code == 200
+    error, text, _ = _mcp(served, "alice", "search_code", {"query": report})
+    assert error and "at most 4,000" in text
+    rows = served.audit()[: len(served.audit()) - before]
+    stored = [r.question for r in rows]
+    assert len(rows) == 22 and sum(map(len, stored)) < 22 * 700
+    scrubbed = report.replace(token, "«redacted:github-token»")
+    digest = hashlib.sha256(scrubbed.encode()).hexdigest()
+    mcp = next(r for r in rows if r.endpoint == "/mcp/tools/search_code")
+    assert mcp.question == f"{scrubbed[:500]}… [64,000 characters, sha256 {digest}]"
+    assert all(token[:12] not in q for q in stored)
+    assert len({q for q in stored if "64,000 characters" in q}) == 21  # a hash each
+    short = next(r for r in rows if r.status == 200)
+    assert short.question.startswith(answered[:500])
+    assert "1,000 characters, sha256 " in short.question
+
+
 # --- 4. DNS rebinding: only the configured host names -----------------------------------------
 def test_a_rebound_host_name_is_refused(served: Served) -> None:
     with served.client("alice") as http:
