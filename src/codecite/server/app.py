@@ -81,28 +81,32 @@ def _refusal(request: Request, server: ServerState) -> ApiError | None:
 
 
 def _checked_principal(request: Request, server: ServerState) -> Principal:
-    """:func:`authenticate`, with failures counted per client address: past the
-    limit the address gets 429 without a token check (and without an audit row each)."""
+    """:func:`authenticate`, with failures counted per client address. Only failures are
+    throttled: past the limit a further failure from the address gets 429 (and no audit
+    row each), while a valid token passes whatever else its address sent (behind a NAT
+    or a proxy, one client's bad tokens must not lock out everyone else)."""
     client = client_address(request)
     note: AuditNote = request.state.note
-    if server.failures.blocked(client):
-        server.metrics.denied.labels("throttled").inc()
-        note.unaudited = True
-        wait = str(server.failures.retry_after(client))
-        raise ApiError(
-            429,
-            "rate_limited",
-            f"too many failed authentications from this address; wait {wait} s and check "
-            "the token (`codecite token list` shows which are active)",
-            {"Retry-After": wait},
-        )
     try:
         return authenticate(request, server)
     except ApiError as exc:
-        if exc.status == 401 and server.failures.failed(client):
+        if exc.status != 401:
+            raise
+        if server.failures.blocked(client):
+            server.metrics.denied.labels("throttled").inc()
+            note.unaudited = True
+            wait = str(server.failures.retry_after(client))
+            raise ApiError(
+                429,
+                "rate_limited",
+                f"too many failed authentications from this address; wait {wait} s and "
+                "check the token (`codecite token list` shows which are active)",
+                {"Retry-After": wait},
+            ) from None
+        if server.failures.failed(client):
             note.detail = (
                 f"{server.config.limits.failed_auth_per_minute} failed authentications in a "
-                "minute from this address: further attempts are refused for a minute"
+                "minute from this address: further failed attempts are refused for a minute"
             )
         raise
 

@@ -1,6 +1,6 @@
 """What every request passes before any endpoint, authentication included: the Host
 allow-list (DNS rebinding), the body size limit counted as the bytes arrive (chunked
-bodies too), and the throttle on failed authentication per client address.
+bodies too), and the throttle on failed authentications per client address.
 
 :class:`RequestGate` is an ASGI middleware, outermost in the app: it checks the
 ``Host`` header and reads the request body, at most ``max_body_bytes`` of it, before
@@ -143,9 +143,12 @@ async def _no_body() -> Message:
 
 class FailureThrottle:
     """Failed authentications per client address in a sliding minute. Past
-    ``per_minute`` failures an address is refused with 429 (without checking its
-    token) until its count drops below the limit; refused attempts write no audit
-    row (one row says when the throttle started), so a flood cannot fill the log."""
+    ``per_minute`` failures a further failure from the address is refused with 429
+    until its count drops below the limit; a valid token (or Slack signature) still
+    passes, so the clients behind one NAT or proxy are not locked out by one of them.
+    Refused attempts are not counted again and write no audit row (one row says when
+    the throttle started), so a flood cannot fill the log; each costs one token check
+    (a short PBKDF2 and one lookup)."""
 
     def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute

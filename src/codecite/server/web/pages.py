@@ -330,11 +330,11 @@ async def signin(request: Request) -> Response:
         return RedirectResponse(target, 303)
     token = form.get("token", "").strip()
     client = client_address(request)
-    if server.failures.blocked(client):  # guessing tokens: no check, no row each
+    principal, reason = await run_in_threadpool(server.state.check_token, token)
+    if principal is None and server.failures.blocked(client):  # guessing: no row each
         server.metrics.denied.labels("throttled").inc()
         message = "Too many failed sign-ins from this address; wait a minute."
         return page(request, "signin.html", 429, next=target, error=message)
-    principal, reason = await run_in_threadpool(server.state.check_token, token)
     if principal is None:
         server.metrics.denied.labels(reason).inc()
         request.state.note.detail = f"web sign-in refused ({reason})"
