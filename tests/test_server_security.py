@@ -381,6 +381,38 @@ def test_a_rebound_host_name_is_refused(served: Served) -> None:
         assert http.get("/healthz", headers={"Host": "10.1.2.3"}).is_success  # load balancers
 
 
+def test_host_names_are_compared_case_insensitively_everywhere(served: Served) -> None:
+    """Issue 39: ``Host: LOCALHOST:port`` got 200 from the API but 421 from MCP (the
+    SDK compared it as written); one helper now puts it in canonical form for both."""
+    mcp_call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    answers = {}
+    with served.client("alice") as http:
+        for host in (f"LOCALHOST:{served.port}", f"LocalHost.:{served.port}", "127.0.0.1"):
+            origin = {"Host": host, "Origin": f"HTTP://{host}"}
+            api = http.get("/api/v1/repos", headers=origin)
+            mcp = http.post("/mcp", json=mcp_call, headers={**origin, **accept})
+            answers[host] = (api.status_code, mcp.status_code)
+            assert "search_code" in mcp.text, mcp.text
+        evil = {"Host": "Evil.Example", "Origin": "http://Evil.Example"}
+        answers["evil"] = (
+            http.get("/api/v1/repos", headers=evil).status_code,
+            http.post("/mcp", json=mcp_call, headers={**evil, **accept}).status_code,
+        )
+    with served.client() as http:  # the web page's same-origin check: the same names
+        page = {"Host": f"LOCALHOST:{served.port}", "Origin": f"http://localhost:{served.port}"}
+        csrf = _csrf(http.get("/", headers=page).text)
+        data = {"token": served.tokens["alice"], "csrf": csrf}
+        signin = http.post("/web/signin", data=data, headers=page)
+    assert answers == {
+        f"LOCALHOST:{served.port}": (200, 200),
+        f"LocalHost.:{served.port}": (200, 200),
+        "127.0.0.1": (200, 200),
+        "evil": (421, 421),
+    }
+    assert signin.status_code == 303, signin.text
+
+
 def test_a_local_server_without_tokens_answers_only_its_own_names(tmp_path: Path) -> None:
     repo = make_git_repo(tmp_path / "shop", {"shop/tax.py": "def vat(x):\n    return x * 0.2\n"})
     with codecite.open_index(repo) as index:

@@ -23,6 +23,7 @@ from .. import routes
 from ..auth import Principal
 from ..context import client_address
 from ..errors import ApiError, error_response
+from ..guards import same_host
 from .data import Freshness, audit, freshness_cache, recent_questions
 from .render import code_url, highlight_css, highlight_lines, share_url
 from .session import (
@@ -124,7 +125,7 @@ def same_site_navigation(request: Request) -> bool:
     if site is not None:
         return site in ("same-origin", "none")
     referer = urlsplit(request.headers.get("referer", ""))
-    return bool(referer.netloc) and referer.netloc == request.headers.get("host", "")
+    return bool(referer.netloc) and same_host(referer.netloc, request.headers.get("host", ""))
 
 
 def _wanted_repos(request: Request) -> list[str]:
