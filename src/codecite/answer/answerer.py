@@ -29,8 +29,8 @@ from ..retrieve import Searcher
 from ..retrieve.concepts import concept_terms
 from ..retrieve.intent import analyse
 from ..retrieve.pack import pack
+from ..retrieve.querylog import append_query_log
 from ..retrieve.question import Question, read_question
-from ..retrieve.search import append_query_log
 from ..retrieve.types import Filters, Hit, SearchResult, mark_stale
 from ..types import LINE_EXACT_KINDS
 from .abstain import declines, described_terms, level, signals
