@@ -842,7 +842,8 @@ def test_a_reindex_killed_with_the_server_is_resumed_on_start(
     try:
         job = httpx.post(f"{url}/api/v1/repos/shop/reindex", json={"full": True}, headers=headers)
         assert job.status_code == 202
-        status_url = url + job.json()["status_url"]
+        job_path = job.json()["status_url"]
+        status_url = url + job_path
         deadline = time.time() + 120
         while httpx.get(status_url, headers=headers).json()["job"]["status"] != "running":
             assert time.time() < deadline
@@ -856,6 +857,10 @@ def test_a_reindex_killed_with_the_server_is_resumed_on_start(
     port = free_port()
     process = start_server(config, port, tmp_path / "second.log")
     try:
+        # issue 39: the status URL the re-index request returned answers after the restart
+        resumed = httpx.get(f"http://127.0.0.1:{port}{job_path}", headers=headers)
+        assert resumed.status_code == 200, resumed.text
+        assert resumed.json()["job"]["resumed"] and resumed.json()["job"]["repo"] == "shop"
         deadline = time.time() + 300
         while True:
             repos = httpx.get(f"http://127.0.0.1:{port}/api/v1/repos", headers=headers).json()
@@ -863,7 +868,14 @@ def test_a_reindex_killed_with_the_server_is_resumed_on_start(
                 break
             assert time.time() < deadline, repos
             time.sleep(0.5)
+        while True:  # the job the restarted server ran, under its first id
+            done = httpx.get(f"http://127.0.0.1:{port}{job_path}", headers=headers).json()
+            if done["job"]["status"] != "running":
+                break
+            assert time.time() < deadline
+            time.sleep(0.2)
     finally:
         process.terminate()
         process.wait(30)
+    assert done["job"]["status"] == "done", done
     assert "resum" in (tmp_path / "second.log").read_text().lower()
