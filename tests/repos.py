@@ -74,9 +74,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+def start_server(
+    config: Path, port: int, log: Path, log_level: str = "warning"
+) -> subprocess.Popen[bytes]:
     """``codecite serve --config CONFIG --port PORT`` in its own process, once it answers
-    ``/healthz`` (its output goes to ``log``, shown when it fails to start)."""
+    ``/healthz`` (its output goes to ``log``, shown when it fails to start; ``log_level``
+    "info", serve's default, writes the access log too)."""
     import os
     import sys
     import time
@@ -95,7 +98,7 @@ def start_server(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
                 "--port",
                 str(port),
                 "--log-level",
-                "warning",
+                log_level,
             ],
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -324,6 +324,21 @@ def test_queries_work_on_a_read_only_index(indexed: Path) -> None:
     assert "cannot write the index" in index_again.stderr and "--index DIR" in index_again.stderr
 
 
+def test_a_read_only_index_says_once_that_its_query_log_is_not_written(
+    indexed: Path, tmp_path: Path
+) -> None:
+    """Issue 39: every search of a read-only index printed "cannot append to the query
+    log"; a process says it once per index."""
+    prefix = _read_only(indexed)
+    batch = tmp_path / "questions.jsonl"
+    batch.write_text("".join(json.dumps({"query": q}) + "\n" for q in ("vat", "rate", "region")))
+    proc = run_cli("search", "--batch", str(batch), str(indexed), prefix=prefix)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) == 3
+    assert proc.stderr.count("cannot append to the query log") == 1, proc.stderr
+    assert "query_log = false" in proc.stderr
+
+
 # --- 8. an index folder that holds the user's files -------------------------------------
 def test_an_index_folder_holding_source_files_is_refused(repo: Path) -> None:
     proc = run_cli("index", str(repo), "--index", str(repo / "app"))

@@ -28,7 +28,7 @@ from ..filetext import display_text
 from ..question import read
 from ..retrieve import Searcher
 from ..retrieve.pack import pack
-from ..retrieve.search import append_query_log
+from ..retrieve.querylog import append_query_log
 from ..retrieve.types import Filters, Hit, mark_stale
 from ..types import LINE_EXACT_KINDS
 from .blocks import AnswerBlock

@@ -60,6 +60,7 @@ def serve(
     try:
         import uvicorn
 
+        from ..server.access import uvicorn_log_config
         from ..server.app import create_app
         from ..server.config import load_server_config
     except ImportError as exc:
@@ -99,6 +100,10 @@ def serve(
         host=settings.host,
         port=settings.port,
         log_level=log_level,
+        # uvicorn's access log writes the query string, where questions travel (GET
+        # /web/search?q=...): the app logs route template, status and time instead
+        access_log=False,
+        log_config=uvicorn_log_config(log_level),
         proxy_headers=False,
         # SIGTERM: requests still running after this many seconds are cut, so a stuck
         # stream (a slow model) cannot keep the process and its port alive

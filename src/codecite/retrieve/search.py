@@ -9,7 +9,6 @@ number of queries (``search --batch`` and servers keep one).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import OrderedDict
@@ -26,7 +25,6 @@ from ..errors import ConfigError
 from ..question import Question, read
 from ..question.kinds import QueryInfo
 from ..question.parts import Parts
-from ..scrub import scrub_text
 from ..store.protocols import TIERS, NearestVectors, ReadStore, Tier
 from .expand import expand as graph_expand
 from .files import add_file_evidence, diversify, rank_files
@@ -41,6 +39,7 @@ from .parts import (
     part_weights,
     specific_identifiers,
 )
+from .querylog import append_query_log
 from .rerank import SignalReranker
 from .types import Filters, Hit, SearchResult
 from .vector import DatabaseVectors, VectorIndex
@@ -50,7 +49,6 @@ log = logging.getLogger(__name__)
 QUERY_CACHE_SIZE = 256
 #: The fused lists that come from vector search (the others are keyword lists).
 VECTOR_LISTS = frozenset({"vector", "static"})
-QUERY_LOG = "queries.jsonl"
 
 
 class Searcher:
@@ -376,25 +374,6 @@ class Searcher:
                     "timings_ms": result.timings_ms,
                 },
             )
-
-
-#: Free-text fields of a query-log record that may hold what a user typed.
-LOGGED_TEXT = ("query", "answer")
-
-
-def append_query_log(folder: Path, record: dict[str, object]) -> None:
-    """Append one record (with the time) to ``folder/queries.jsonl``, secrets in the
-    question and answer redacted (a token pasted into a question must not be kept); a
-    read-only index still answers, with a warning."""
-    clean = {
-        key: scrub_text(value) if key in LOGGED_TEXT and isinstance(value, str) else value
-        for key, value in record.items()
-    }
-    try:
-        with (folder / QUERY_LOG).open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"time": time.time(), **clean}) + "\n")
-    except OSError as exc:
-        log.warning("cannot append to the query log: %s", exc)
 
 
 def _title(question: Parts) -> str:

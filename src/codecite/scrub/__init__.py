@@ -74,6 +74,7 @@ from pathlib import PurePosixPath
 
 from ..config import Config
 from ..types import ScrubResult
+from .freetext import scrub_bare_values
 from .rules import (
     KINDS,
     RULES,
@@ -83,7 +84,6 @@ from .rules import (
     is_placeholder,
     is_public_name,
     looks_like_key,
-    scrub_bare_values,
     scrub_private_keys,
     shannon_entropy,
     token,
@@ -386,10 +386,11 @@ def scrub_text(text: str, config: Config | None = None) -> str:
     ``password=...`` / ``token: ...`` value when it is one word that looks like a key
     (8+ chars, letters and digits): "login fails with password=S3cr3t-Pr0d" is
     redacted, "what does token=None mean" is not. Values pasted without a key name are
-    redacted when they look generated (:func:`~codecite.scrub.rules.is_random_run`:
-    mixed letters and digits that are no identifier, long hex, base64), so "why does
-    this fail: hunter2-PSnGd1Ck" keeps its words and loses the password; a private key's
-    body lines go even without their END line. ``config`` (default: the defaults)
+    redacted when they read as a password or look generated (:mod:`.freetext`: mixed
+    letters, digits and symbols that are no identifier, hex over 40 characters, base64),
+    so "why does Wint3r!sC0ming#BboSqX fail" keeps its words and loses the password, while
+    git commit ids, UUIDs, versions and paths stay; a private key's body lines go even
+    without their END line. ``config`` (default: the defaults)
     sets the entropy limits; with ``config.index.scrub_secrets`` False the text is returned
     unchanged.
     """

@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..errors import CodeciteError, ConfigError
+from .access import log_request
 from .audit import AuditNote, write_audit
 from .auth import Principal
 from .config import ServerConfig
@@ -80,28 +81,32 @@ def _refusal(request: Request, server: ServerState) -> ApiError | None:
 
 
 def _checked_principal(request: Request, server: ServerState) -> Principal:
-    """:func:`authenticate`, with failures counted per client address: past the
-    limit the address gets 429 without a token check (and without an audit row each)."""
+    """:func:`authenticate`, with failures counted per client address. Only failures are
+    throttled: past the limit a further failure from the address gets 429 (and no audit
+    row each), while a valid token passes whatever else its address sent (behind a NAT
+    or a proxy, one client's bad tokens must not lock out everyone else)."""
     client = client_address(request)
     note: AuditNote = request.state.note
-    if server.failures.blocked(client):
-        server.metrics.denied.labels("throttled").inc()
-        note.unaudited = True
-        wait = str(server.failures.retry_after(client))
-        raise ApiError(
-            429,
-            "rate_limited",
-            f"too many failed authentications from this address; wait {wait} s and check "
-            "the token (`codecite token list` shows which are active)",
-            {"Retry-After": wait},
-        )
     try:
         return authenticate(request, server)
     except ApiError as exc:
-        if exc.status == 401 and server.failures.failed(client):
+        if exc.status != 401:
+            raise
+        if server.failures.blocked(client):
+            server.metrics.denied.labels("throttled").inc()
+            note.unaudited = True
+            wait = str(server.failures.retry_after(client))
+            raise ApiError(
+                429,
+                "rate_limited",
+                f"too many failed authentications from this address; wait {wait} s and "
+                "check the token (`codecite token list` shows which are active)",
+                {"Retry-After": wait},
+            ) from None
+        if server.failures.failed(client):
             note.detail = (
                 f"{server.config.limits.failed_auth_per_minute} failed authentications in a "
-                "minute from this address: further attempts are refused for a minute"
+                "minute from this address: further failed attempts are refused for a minute"
             )
         raise
 
@@ -142,8 +147,10 @@ def _install_middleware(app: FastAPI, server: ServerState) -> None:
         except Exception as exc:
             response = error_response(exc)
         name = route_name(request)
+        elapsed = time.perf_counter() - started
         server.metrics.requests.labels(name, str(response.status_code)).inc()
-        server.metrics.latency.labels(name).observe(time.perf_counter() - started)
+        server.metrics.latency.labels(name).observe(elapsed)
+        log_request(request, name, response.status_code, elapsed)  # no query string
         note: AuditNote = request.state.note
         if path == "/mcp" and response.status_code < 400:
             audited = False  # each tool call writes its own row (mcp/server.py)

@@ -24,7 +24,8 @@
     max_code_chars = 50000
     requests_per_minute = 600      # per user; 0: no limit
     failed_auth_per_minute = 20    # per client address (behind trusted_proxies: the
-                                   # X-Forwarded-For client), then 429; 0: no limit
+                                   # X-Forwarded-For client), then its failures get 429
+                                   # (valid tokens pass); 0: no limit
     [codecite]                     # any codecite.toml setting, for every repository
     llm = "extractive"
     [repos.shop]
@@ -86,8 +87,9 @@ class Limits:
     max_code_chars: int = 50_000
     #: Requests per user per minute (429 beyond); 0 turns the limit off.
     requests_per_minute: int = 600
-    #: Failed authentications per client address per minute before that address is
-    #: refused (429, no audit row per attempt); 0 turns the throttle off.
+    #: Failed authentications per client address per minute before that address's
+    #: further failures are refused (429, no audit row per attempt; a valid token still
+    #: passes); 0 turns the throttle off.
     failed_auth_per_minute: int = 20
 
     def check_question(self, text: str, what: str = "question") -> str:

@@ -1,6 +1,6 @@
 """What every request passes before any endpoint, authentication included: the Host
 allow-list (DNS rebinding), the body size limit counted as the bytes arrive (chunked
-bodies too), and the throttle on failed authentication per client address.
+bodies too), and the throttle on failed authentications per client address.
 
 :class:`RequestGate` is an ASGI middleware, outermost in the app: it checks the
 ``Host`` header and reads the request body, at most ``max_body_bytes`` of it, before
@@ -29,14 +29,52 @@ WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
+def split_host(header: str) -> tuple[str, str]:
+    """The host name and port of a ``Host`` header or a URL's netloc: the name
+    lower-cased (host names are case-insensitive), without brackets or a trailing dot
+    (``[::1]:8765`` → ``::1``, ``8765``; ``LOCALHOST.`` → ``localhost``, "")."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        name, _, rest = value[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif value.count(":") == 1:
+        name, _, port = value.partition(":")
+    else:
+        name, port = value, ""
+    return name.rstrip("."), port
+
+
 def host_name(header: str) -> str:
     """The host part of a ``Host`` header (``[::1]:8765`` → ``::1``), lower-cased."""
-    value = header.strip().lower().rstrip(".")
-    if value.startswith("["):
-        return value[1:].partition("]")[0]
-    if value.count(":") == 1:
-        return value.partition(":")[0]
-    return value
+    return split_host(header)[0]
+
+
+def canonical_host(header: str) -> str:
+    """A ``Host`` header (or netloc) as every check compares it: ``LOCALHOST:8765`` →
+    ``localhost:8765``, ``[::1]:8765`` stays."""
+    name, port = split_host(header)
+    shown = f"[{name}]" if ":" in name else name
+    return f"{shown}:{port}" if port else shown
+
+
+def same_host(netloc: str, host_header: str) -> bool:
+    """Whether a URL's netloc (an ``Origin``, a ``Referer``) names this request's host."""
+    return canonical_host(netloc) == canonical_host(host_header)
+
+
+def canonical_host_headers(scope: Scope) -> None:
+    """``Host`` and ``Origin`` in the scope rewritten in canonical form (lower case), so
+    that every later check, the MCP SDK's DNS-rebinding check included, compares host
+    names case-insensitively as :func:`is_host_allowed` does."""
+    headers = []
+    for key, value in scope["headers"]:
+        if key.lower() == b"host":
+            value = canonical_host(value.decode("latin-1")).encode("latin-1")
+        elif key.lower() == b"origin":
+            scheme, sep, netloc = value.decode("latin-1").lower().partition("://")
+            value = (scheme + sep + canonical_host(netloc) if sep else scheme).encode("latin-1")
+        headers.append((key, value))
+    scope["headers"] = headers
 
 
 def default_hosts(listen_host: str) -> tuple[str, ...]:
@@ -83,6 +121,7 @@ class RequestGate:
             scope[VERDICT] = "host"
             await self.app(scope, _no_body, send)
             return
+        canonical_host_headers(scope)
         length = headers.get("content-length", "").strip()
         if length and (not length.isdigit() or int(length) > self.max_body_bytes):
             scope[VERDICT] = "too_large"
@@ -143,9 +182,12 @@ async def _no_body() -> Message:
 
 class FailureThrottle:
     """Failed authentications per client address in a sliding minute. Past
-    ``per_minute`` failures an address is refused with 429 (without checking its
-    token) until its count drops below the limit; refused attempts write no audit
-    row (one row says when the throttle started), so a flood cannot fill the log."""
+    ``per_minute`` failures a further failure from the address is refused with 429
+    until its count drops below the limit; a valid token (or Slack signature) still
+    passes, so the clients behind one NAT or proxy are not locked out by one of them.
+    Refused attempts are not counted again and write no audit row (one row says when
+    the throttle started), so a flood cannot fill the log; each costs one token check
+    (a short PBKDF2 and one lookup)."""
 
     def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute

@@ -275,15 +275,15 @@ def install_slack(app: FastAPI) -> None:
         if slack is None:
             return refuse(404, "not_found", "the Slack command is not configured ([slack])")
         client = client_address(request)
-        if server.failures.blocked(client):  # a flood of forged requests: no row each
-            server.metrics.denied.labels("throttled").inc()
-            return JSONResponse(
-                error_body("rate_limited", "too many refused requests from this address"), 429
-            )
         body = await request.body()
         problem = await run_in_threadpool(
             check_request, slack, request.headers, body, commands.guard, time.time()
         )
+        if problem and server.failures.blocked(client):  # a flood of forgeries: no row each
+            server.metrics.denied.labels("throttled").inc()
+            return JSONResponse(
+                error_body("rate_limited", "too many refused requests from this address"), 429
+            )
         if problem:
             server.metrics.denied.labels("slack").inc()
             server.failures.failed(client)

@@ -5,12 +5,15 @@ repository (the index's own writer lock would make a second one wait anyway).
 A running job leaves a marker (:data:`MARKER`) in its index folder, removed when it
 ends: a job killed with the server (kill -9, a crash, a reboot) still has one when the
 server starts again, which resumes it (:meth:`Jobs.resume`: an incremental run does
-what is left, embeddings included), so an index is never left half-built."""
+what is left, embeddings included), so an index is never left half-built. The resumed
+job keeps the id the marker names, so the status URL the re-index request returned
+still answers after the restart (``resumed`` says it was)."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -28,6 +31,8 @@ log = logging.getLogger("codecite.server.jobs")
 
 #: The marker of a running job in its index folder (see the module's docstring).
 MARKER = "server-job.json"
+#: A job id (12 hex characters), as a marker may name one.
+JOB_ID = re.compile(r"[0-9a-f]{12}")
 
 
 @dataclass
@@ -41,6 +46,8 @@ class Job:
     #: What the run did (files changed, chunks written, embedded), when done.
     summary: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    #: Started again by a new server process after the one that ran it stopped.
+    resumed: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,11 +67,14 @@ class Jobs:
     def start(self, repo: RepoConfig, *, full: bool = False, pull: bool = False) -> Job:
         """A job re-indexing ``repo`` (incrementally), or the one already running. With
         ``pull``, the clone is first fast-forwarded to its configured branch."""
+        return self._start(repo, Job(uuid.uuid4().hex[:12], repo.name), full, pull)
+
+    def _start(self, repo: RepoConfig, new: Job, full: bool, pull: bool) -> Job:
         with self._lock:
             for job in self._jobs.values():
                 if job.repo == repo.name and job.status in ("queued", "running"):
                     return job
-            job = Job(uuid.uuid4().hex[:12], repo.name)
+            job = new
             self._jobs[job.id] = job
             self._trim()
         threading.Thread(
@@ -98,7 +108,7 @@ class Jobs:
                 left.get("job", "?"),
                 time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(left.get("started_at", 0))),
             )
-            resumed.append(self.start(repo, pull=False))
+            resumed.append(self._start(repo, _resumed_job(repo.name, left), False, False))
         return resumed
 
     def _run(self, job: Job, repo: RepoConfig, full: bool, pull: bool) -> None:
@@ -137,3 +147,15 @@ class Jobs:
         done = [j for j in self._jobs.values() if j.status in ("done", "failed")]
         for job in sorted(done, key=lambda j: j.created_at)[: max(0, len(done) - self.KEEP)]:
             del self._jobs[job.id]
+
+
+def _resumed_job(repo: str, marker: dict[str, Any]) -> Job:
+    """The job a marker names, to run again under its id (a new id if it names none)."""
+    job_id = str(marker.get("job", ""))
+    started = marker.get("started_at")
+    return Job(
+        job_id if JOB_ID.fullmatch(job_id) else uuid.uuid4().hex[:12],
+        repo,
+        created_at=float(started) if isinstance(started, int | float) else time.time(),
+        resumed=True,
+    )

@@ -16,7 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..auth import Principal
 from ..config import Limits
-from ..guards import LOOPBACK_NAMES
+from ..guards import LOOPBACK_NAMES, canonical_host_headers
 from ..repos import RepoPool
 from .principal import principal_from_context
 from .server import build_mcp
@@ -103,6 +103,7 @@ class MCPHttpApp:
                 send, 503, "MCP is not started: run mcp_lifespan(app) in the lifespan"
             )
             return
+        canonical_host_headers(scope)  # the SDK compares Host and Origin as written
         await manager.handle_request(scope, receive, send)
 
     async def _serve_lifespan(self, receive: Receive, send: Send) -> None:

@@ -23,6 +23,7 @@ from .. import routes
 from ..auth import Principal
 from ..context import client_address
 from ..errors import ApiError, error_response
+from ..guards import same_host
 from .data import Freshness, audit, freshness_cache, recent_questions
 from .render import code_url, highlight_css, highlight_lines, share_url
 from .session import (
@@ -124,7 +125,7 @@ def same_site_navigation(request: Request) -> bool:
     if site is not None:
         return site in ("same-origin", "none")
     referer = urlsplit(request.headers.get("referer", ""))
-    return bool(referer.netloc) and referer.netloc == request.headers.get("host", "")
+    return bool(referer.netloc) and same_host(referer.netloc, request.headers.get("host", ""))
 
 
 def _wanted_repos(request: Request) -> list[str]:
@@ -330,11 +331,11 @@ async def signin(request: Request) -> Response:
         return RedirectResponse(target, 303)
     token = form.get("token", "").strip()
     client = client_address(request)
-    if server.failures.blocked(client):  # guessing tokens: no check, no row each
+    principal, reason = await run_in_threadpool(server.state.check_token, token)
+    if principal is None and server.failures.blocked(client):  # guessing: no row each
         server.metrics.denied.labels("throttled").inc()
         message = "Too many failed sign-ins from this address; wait a minute."
         return page(request, "signin.html", 429, next=target, error=message)
-    principal, reason = await run_in_threadpool(server.state.check_token, token)
     if principal is None:
         server.metrics.denied.labels(reason).inc()
         request.state.note.detail = f"web sign-in refused ({reason})"

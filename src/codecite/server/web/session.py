@@ -28,6 +28,7 @@ from fastapi import Request, Response
 from ..auth import LOCAL_USER, Principal
 from ..context import ServerState, authenticate
 from ..errors import ApiError
+from ..guards import same_host
 
 SESSION_COOKIE = "codecite_session"
 CSRF_COOKIE = "codecite_csrf"
@@ -121,7 +122,7 @@ def check_same_origin(request: Request) -> None:
     if site and site not in ("same-origin", "none"):
         raise ApiError(403, "csrf", "refused: this request came from another site")
     origin = request.headers.get("origin", "")
-    if origin and urlsplit(origin).netloc != request.headers.get("host", ""):
+    if origin and not same_host(urlsplit(origin).netloc, request.headers.get("host", "")):
         raise ApiError(403, "csrf", "refused: this request came from another site")
 
 
