@@ -1,4 +1,4 @@
-"""Whether to answer, and how sure the answer is (DESIGN.md §7).
+"""Whether to answer, and how sure the answer is (docs/DESIGN.md §7).
 
 Signals, all from the question, the index and the evidence (no model needed):
 

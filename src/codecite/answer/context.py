@@ -1,5 +1,5 @@
 """The context of an answer: what ``search`` finds for the question, read as ``search``
-reads it (DESIGN.md §7), then *bridged* to the code that answers.
+reads it (docs/DESIGN.md §7), then *bridged* to the code that answers.
 
 Retrieval often ranks the right place second-hand: a test named after the behaviour
 (``test_too_many_files_raise``), a documentation section in the asker's words ("Session

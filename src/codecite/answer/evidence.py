@@ -1,4 +1,4 @@
-"""Evidence: the lines of the retrieved code that answer the question (DESIGN.md §7).
+"""Evidence: the lines of the retrieved code that answer the question (docs/DESIGN.md §7).
 
 Retrieval ranks chunks; an answer needs the one or two *lines* that answer: the
 definition of a named constant or a default, the ``raise`` that writes a reported

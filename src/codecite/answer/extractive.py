@@ -1,5 +1,5 @@
 """The offline answer, built from the retrieved code without a generative model, so it
-is grounded by construction (DESIGN.md §7): evidence first.
+is grounded by construction (docs/DESIGN.md §7): evidence first.
 
 1. a lead sentence of the question's shape (:mod:`.lead`) citing the line(s) that
    answer;

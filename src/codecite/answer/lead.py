@@ -1,5 +1,5 @@
 """The lead of an offline answer: one sentence of the question's shape, built only
-from the cited code (DESIGN.md §7).
+from the cited code (docs/DESIGN.md §7).
 
 - quantity: "**14 days** by default: `max_age = 14 * 24 * 60 * 60` in
   `SessionMiddleware.__init__` (starlette/middleware/sessions.py:21)." — the value

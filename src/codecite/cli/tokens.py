@@ -1,4 +1,4 @@
-"""Commands that manage the server's state database (DESIGN.md §11): ``token create``,
+"""Commands that manage the server's state database (docs/DESIGN.md §11): ``token create``,
 ``token list``, ``token revoke`` and ``audit``. Standard library only on the server
 side (config + state): they work where the server extras are not installed (a
 ``postgresql://`` state needs the PostgreSQL extra)."""

@@ -1,4 +1,4 @@
-"""Code graph (DESIGN.md section 4): per-file imports and references, resolved into edges.
+"""Code graph (docs/DESIGN.md section 4): per-file imports and references, resolved into edges.
 
 - :func:`extract_facts` — one parsed file → :class:`~codecite.types.FileFacts`
   (imports as written, call and base-class references attributed to chunks).
