@@ -66,7 +66,9 @@ def search(
     no_rerank: NoRerankOpt = False,
     budget: Annotated[
         int | None,
-        typer.Option("--budget", min=1, help="Pack the best results into this many tokens."),
+        typer.Option(
+            "--budget", min=1, metavar="TOKENS", help="Pack the best results into this many tokens."
+        ),
     ] = None,
     batch: Annotated[
         Path | None,

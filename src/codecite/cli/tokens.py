@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import UserError
+from ._help import CLI
 from ._shared import JsonOpt, app, emit_json, err, out
 
 if TYPE_CHECKING:  # the state stores load when a command runs (start-up time)
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # the state stores load when a command runs (start-up time)
     from ..server.config import ServerConfig
     from ..server.state import AuditRecord, BaseStateStore, TokenInfo
 
-token_app = typer.Typer(
+token_app = CLI(
     name="token",
     help="Create, list and revoke the bearer tokens that `codecite serve` accepts "
     "(Authorization: Bearer TOKEN). Tokens live in the `state` database named by the "
