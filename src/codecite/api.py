@@ -112,6 +112,8 @@ class IndexStatus:
     #: The background worker computing the model's vectors (issue 23):
     #: :meth:`codecite.index.background.EmbeddingState.to_json`; ``{}`` where none ever ran.
     background: dict[str, object] = field(default_factory=dict)
+    #: "" when complete, else what :attr:`Index.incomplete` says.
+    incomplete: str = ""
 
     @property
     def embedded_fraction(self) -> float:
@@ -362,6 +364,16 @@ class Index:
             return self.store.get_meta("indexed_commit")
 
     @property
+    def incomplete(self) -> str:
+        """ "" when the last index run completed; else a sentence saying the index is
+        incomplete (a run was interrupted or killed before its files and graph were
+        committed: results may miss code) and what to do."""
+        from .index.completeness import incomplete_note
+
+        with self.store.reporting_damage():
+            return incomplete_note(self.store)
+
+    @property
     def repo(self) -> str:
         return self.config.repo_name or self.store.get_meta("repo") or self.root.name
 
@@ -512,6 +524,7 @@ class Index:
         )
         worker = self.embedding()
         status.background = worker.to_json() if worker.state else {}
+        status.incomplete = self.incomplete
         self._staleness(status, walked.files)
         return status
 

@@ -192,6 +192,13 @@ class IndexReport:
     #: ``codecite index`` without ``--wait``, issue 23).
     embed_worker: int = 0
     interrupted: bool = False
+    #: The stage Ctrl-C stopped: ``parse`` or ``graph`` (the index is incomplete until a
+    #: run completes), ``static`` or ``embed`` (files and graph complete).
+    interrupted_in: str = ""
+    #: Files in the index when the run was interrupted (of ``files_seen``).
+    files_indexed: int = 0
+    #: Whether the folder is a git repository (git decides which files are indexed).
+    is_git: bool = False
     #: Every file was cut again: the index's chunks came from another chunker version
     #: or other chunking settings (:func:`codecite.chunking.chunking_key`).
     rechunked: bool = False

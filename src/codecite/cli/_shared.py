@@ -209,6 +209,17 @@ NoRerankOpt = Annotated[
 ]
 
 
+def warn_incomplete(idx: Index) -> str:
+    """Say on stderr, at every search and ask, that the index is incomplete (an index
+    run stopped before its files and graph were committed); returns the note or ""."""
+    from rich.markup import escape
+
+    note = idx.incomplete
+    if note:
+        err.print(f"[yellow]warning:[/yellow] {escape(note)}", soft_wrap=True)
+    return note
+
+
 def open_for_query(
     path: Path | None, index_dir: Path | None, overrides: dict[str, object] | None = None
 ) -> Index:

@@ -34,6 +34,7 @@ from ._shared import (
     parse_filters,
     store_overrides,
     text_arg,
+    warn_incomplete,
 )
 
 if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
@@ -110,6 +111,7 @@ def search(
     if files and budget is not None:
         raise UserError("--budget packs chunks; it does not combine with --files")
     with open_for_query(path, index_dir, store_overrides(store, repo_name)) as idx:
+        incomplete = warn_incomplete(idx)
         if batch is not None:
             _run_batch(idx, batch, k, filters, options, budget)
             return
@@ -124,7 +126,7 @@ def search(
             files=files,
         )
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "incomplete": incomplete})
         return
     if result.files is not None:
         _print_files(result.files)
