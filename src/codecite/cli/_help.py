@@ -8,7 +8,7 @@ where the source line ended. Here a flag shows no placeholder, a value the usual
 upper-case one (``TEXT``, ``PATH``, ``N``, ``NUMBER``; an option may name its own with
 ``metavar=``), an argument its name (``QUERY``), and every paragraph is one line that
 the terminal wraps. Paragraphs that start with ``\\b`` or hold indented lines keep
-their layout."""
+their layout, and rich markup in help is escaped (it is text)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, get_args, get_origin
 
 import typer
+from rich.markup import escape
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from typer.models import CommandFunctionType
 
@@ -26,16 +27,20 @@ PLACEHOLDERS: dict[type, str] = {str: "TEXT", int: "N", float: "NUMBER"}
 
 
 def tidy_text(text: str | None) -> str | None:
-    """A help text with each paragraph on one line (``\\b`` and indented ones kept)."""
+    """A help text with each paragraph on one line, except a paragraph that starts
+    with ``\b`` or holds indented lines (an example: kept line by line, the ``\b``
+    dropped), and with rich markup escaped (``[repos.shop]`` is text, not a tag)."""
     if not text:
         return text
-    paragraphs = inspect.cleandoc(text).split("\n\n")
-    return "\n\n".join(
-        part
-        if part.startswith("\b") or any(line.startswith(" ") for line in part.splitlines())
-        else " ".join(line.strip() for line in part.splitlines())
-        for part in paragraphs
-    )
+    paragraphs = []
+    for part in inspect.cleandoc(text).split("\n\n"):
+        if part.startswith("\b"):
+            paragraphs.append(part.lstrip("\b").lstrip("\n"))
+        elif any(line.startswith(" ") for line in part.splitlines()):
+            paragraphs.append(part)
+        else:
+            paragraphs.append(" ".join(line.strip() for line in part.splitlines()))
+    return escape("\n\n".join(paragraphs))
 
 
 def placeholder(option: TyperOption) -> str | None:
