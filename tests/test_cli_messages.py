@@ -215,3 +215,23 @@ def test_ctrl_c_after_the_graph_says_the_index_is_complete(tmp_path: Path) -> No
     assert stopped.value.report.interrupted_in == "static"
     message = interrupted_message(stopped.value.report)
     assert "the keyword index and the graph are complete" in message
+
+
+def test_token_create_ends_with_the_token_on_stdout_and_on_a_shared_terminal(
+    tmp_path: Path,
+) -> None:
+    """docs/DESIGN.md §11: the token is the last stdout line; its notes go to stderr
+    first, so where both show (a terminal) it is the last line too."""
+    config = tmp_path / "codecite-server.toml"
+    config.write_text(f'[repos.shop]\npath = "{tmp_path}"\n')
+    alone = run_cli("token", "create", "alice", "--repos", "shop,nope", "--config", str(config))
+    assert alone.returncode == 0, alone.stderr
+    assert re.fullmatch(r"cc_\w+_[\w-]+\n", alone.stdout)  # the token, nothing else
+    assert "nope matches no repository" in alone.stderr
+    both = subprocess.run(
+        [sys.executable, "-m", "codecite", "token", "create", "bob", "--repos", "shop",
+         "--config", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True,
+    )  # fmt: skip
+    lines = both.stdout.strip().splitlines()
+    assert len(lines) >= 2 and re.fullmatch(r"cc_\w+_[\w-]+", lines[-1])
