@@ -43,6 +43,7 @@ from .prompt import INSUFFICIENT, build_messages
 from .shape import Shape, question_shape
 from .streaming import stream_pieces
 from .terms import TermWeights
+from .wording import join_hyphenated
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +202,7 @@ class Answerer:
         answer.timings_ms["evidence"] = round((time.perf_counter() - started) * 1000, 3)
         draft = Draft(answer, started)
         if declined:
-            answer.answer = self._abstain(hits, weights, shape)
+            answer.answer = self._abstain(hits, weights, shape, question)
         elif llm is None:
             extract = ExtractiveAnswerer(
                 self.searcher.store, lines, self.config.answer.answer_max_blocks
@@ -256,11 +257,14 @@ class Answerer:
         self._log(answer)
         return answer
 
-    def _abstain(self, hits: Sequence[Hit], weights: TermWeights, shape: Shape) -> str:
+    def _abstain(
+        self, hits: Sequence[Hit], weights: TermWeights, shape: Shape, question: str = ""
+    ) -> str:
         """Declining: what was searched for, what the index lacks, the closest code."""
         text = "Not enough information in the indexed code to answer this."
         missing = [t for t, n in weights.df.items() if n == 0]
         searched = [t for t in weights.df if t not in missing]
+        missing, searched = join_hyphenated(question, missing, searched)
         if missing:
             text += f" No indexed code mentions {_listed(missing)}."
         if searched:
