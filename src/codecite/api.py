@@ -567,6 +567,23 @@ class Index:
             found = self.store.get_chunks(ids)
             return [(found[i], e.line) for i, e in zip(ids, edges, strict=True) if i in found]
 
+    def definition_related(
+        self, chunk: Chunk, relation: str, limit: int = 50
+    ) -> list[tuple[Chunk, int]]:
+        """As :meth:`related`, for the whole definition ``chunk`` belongs to, as a reader
+        means it: every part of a long one and, for a class, what it holds. A class's
+        ``callers`` are its construction sites and its methods' callers, its ``callees``
+        what its methods call, its ``tests`` the tests of it and of its methods and the
+        tests that construct it. Links inside the definition are left out; each chunk
+        comes once (with the line of its first link), code before tests."""
+        from .graph.neighbours import definition_links
+
+        if relation not in RELATIONS:
+            raise UserError(f"unknown relation {relation!r}; choose from: {', '.join(RELATIONS)}")
+        kind, incoming = RELATIONS[relation]
+        with self.store.reporting_damage():
+            return definition_links(self.store, chunk, kind, incoming, limit)
+
     def explain(self, target: str, llm: str | LLM | LLMChoice | None = None) -> Explanation:
         """Documentation of one symbol, every statement cited ``path:start-end``:
         summary, parameters and return value, what it raises and returns early, what it
