@@ -235,3 +235,20 @@ def test_token_create_ends_with_the_token_on_stdout_and_on_a_shared_terminal(
     )  # fmt: skip
     lines = both.stdout.strip().splitlines()
     assert len(lines) >= 2 and re.fullmatch(r"cc_\w+_[\w-]+", lines[-1])
+
+
+def test_the_incomplete_mark_lives_in_either_store(tmp_path: Path, store_backend: str) -> None:
+    """The mark is index metadata: SQLite's and PostgreSQL's alike."""
+    repo = _tiny_repo(tmp_path / "repo", 250)
+
+    def stop_mid_way(event: codecite.Progress) -> None:
+        if event.stage == "parse" and event.done == 220:
+            raise KeyboardInterrupt
+
+    with codecite.open_index(repo) as index:
+        with pytest.raises(codecite.Interrupted):
+            index.update(embed=False, on_progress=stop_mid_way)
+        assert "this index is incomplete" in index.incomplete
+        assert "incomplete" in index.status().incomplete
+        index.update(embed=False)
+        assert index.incomplete == "" and index.status().incomplete == ""
