@@ -1,5 +1,5 @@
 """SQLite vs PostgreSQL + pgvector on the same real chunks, side by side in one run
-(issue 12, DESIGN.md §13; run by hand, minutes)::
+(issue 12, docs/DESIGN.md §13; run by hand, minutes)::
 
     python bench/store_bench.py --workdir /work/scratch/storebench          # 50k chunks
     python bench/store_bench.py --workdir /work/scratch/storebench --chunks 500000 --queries 50

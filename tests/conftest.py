@@ -8,6 +8,7 @@ from pathlib import Path
 
 import leftovers
 import pytest
+import skipnote
 from pg import pg_module_url, pg_server, pg_url, store_backend  # noqa: F401 (fixtures)
 from repos import make_git_repo
 
@@ -49,6 +50,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         for leftover in alive:
             reporter.write_line(f"killed {leftover}", red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say so, visibly even with ``-q``, when the browser tests were skipped."""
+    skipnote.write_browser_note(terminalreporter)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,5 +1,5 @@
 """The store decides its backend once, and every SQL string lives under ``store/``
-(DESIGN.md §2, §5; issue 22): checked on the package's source with :mod:`ast`.
+(docs/DESIGN.md §2, §5; issue 22): checked on the package's source with :mod:`ast`.
 
 Outside ``src/codecite/store/`` no string constant (an f-string's literal parts
 included) may open an SQL statement, no code may name ``is_postgres_url``, and no

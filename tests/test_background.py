@@ -186,6 +186,29 @@ def test_stop_keeps_what_was_done_and_the_next_index_resumes(repo: Path) -> None
     assert _counts(repo) == (chunks, chunks)
 
 
+def test_a_stop_inside_a_commit_batch_keeps_and_reports_what_was_computed(repo: Path) -> None:
+    """Issue 39: ``index --stop`` said "0 of N" while the worker had computed part of its
+    first commit batch. What a stopped batch computed is written, and the message says
+    how many vectors the index has."""
+    one_batch = {"CODECITE_EMBED_COMMIT_EVERY": "100000", "CODECITE_EMBED_BATCH_SIZE": "4"}
+    proc = run_cli("index", str(repo), "--json", env=one_batch)
+    assert proc.returncode == 0, proc.stderr
+
+    def computing() -> EmbeddingState | None:
+        got = read_state(repo / ".codecite")
+        return got if got.state == "running" and got.embedded > 0 else None
+
+    _wait_for(computing)
+    assert _counts(repo)[0] == 0  # nothing committed yet: one batch holds every chunk
+    proc = run_cli("index", str(repo), "--stop", env={"COLUMNS": "250"})
+    assert proc.returncode == 0, proc.stderr
+    vectors, chunks = _counts(repo)
+    assert 0 < vectors < chunks
+    assert f"model vectors for {vectors:,} of {chunks:,} chunks" in proc.stdout
+    stopped = read_state(repo / ".codecite")
+    assert stopped.state == "stopped" and stopped.embedded == vectors
+
+
 def test_stop_right_after_index_stops_the_worker_while_it_starts(repo: Path) -> None:
     first = _index(repo)
     proc = run_cli("index", str(repo), "--stop")

@@ -1,4 +1,4 @@
-"""Chunking behaviour (DESIGN.md section 3) on real tree-sitter parses."""
+"""Chunking behaviour (docs/DESIGN.md section 3) on real tree-sitter parses."""
 
 from __future__ import annotations
 

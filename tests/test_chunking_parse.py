@@ -1,4 +1,4 @@
-"""Property: every function/method chunk parses on its own (DESIGN.md section 3),
+"""Property: every function/method chunk parses on its own (docs/DESIGN.md section 3),
 checked with :func:`codecite.chunking.reparse.parses_alone` (its docstring says how
 methods are wrapped in a minimal shell). The same property is checked on real
 Python files of the installed packages.

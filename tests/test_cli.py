@@ -124,8 +124,9 @@ def test_missing_index_and_bad_usage(tmp_path: Path) -> None:
 def test_empty_folder_and_bad_config(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    proc = run("index", str(empty), "--json")
-    assert proc.returncode == 0 and json.loads(proc.stdout)["files_seen"] == 0
+    proc = run("index", str(empty), "--json")  # nothing to index: a user error (issue 39)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["files_seen"] == 0
+    assert "nothing to index" in proc.stderr
     (empty / "codecite.toml").write_text("max_file_bytes = 'lots'\n")
     proc = run("index", str(empty))
     assert proc.returncode == 1 and "max_file_bytes" in proc.stderr

@@ -1,4 +1,4 @@
-"""MCP for coding agents (DESIGN.md §11): the eight tools over a real index of the shop
+"""MCP for coding agents (docs/DESIGN.md §11): the eight tools over a real index of the shop
 fixture, through the SDK's own clients — stdio against ``python -m codecite mcp ROOT``
 in a subprocess, and streamable HTTP against the ``/mcp`` app under a real uvicorn
 server — with per-repository access control that does not leak hidden names."""

@@ -85,7 +85,7 @@ def test_the_cli_uses_only_the_public_api() -> None:
 def test_the_server_and_integrations_use_only_the_public_api(room: str) -> None:
     """The server (HTTP routes, web page, Slack, MCP) and the integrations use
     ``codecite.__all__`` and ``codecite.errors`` only, besides their own modules: the
-    public API is the one door (DESIGN.md §2)."""
+    public API is the one door (docs/DESIGN.md §2)."""
     own = f"codecite.{room}"
     public = {*codecite.__all__, "__version__"}
     checked = 0

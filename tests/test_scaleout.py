@@ -1,4 +1,4 @@
-"""Scale-out over one PostgreSQL (DESIGN.md §13), with real processes: one database (the
+"""Scale-out over one PostgreSQL (docs/DESIGN.md §13), with real processes: one database (the
 session's PostgreSQL, tests/pg.py), two ``codecite worker`` processes and one
 ``codecite serve`` whose config names ``store = "postgresql://..."``. Re-index requests
 to the server become procrastinate jobs that exactly one worker runs (one job per

@@ -317,6 +317,9 @@ def test_phone_layout_has_no_horizontal_scroll(context: Any, server: Server) -> 
         target = page.get_by_label(name) if name != "Ask" else page.get_by_role("button", name=name)
         box = target.bounding_box()
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    # the answer near the top of the screen, not below the form (issue 39)
+    top = answer.bounding_box()
+    assert top and -2 <= top["y"] < PHONE["height"] / 3, top
     page.screenshot(path=server.shots / "answer-390x844.png")
     answer.scroll_into_view_if_needed()
     page.screenshot(path=server.shots / "answer-390x844-answer.png")
@@ -324,7 +327,12 @@ def test_phone_layout_has_no_horizontal_scroll(context: Any, server: Server) -> 
     answer.locator("a.cite.verified").first.click()
     page.wait_for_url(re.compile(r"/web/code\?"))
     expect(page.locator("tr.hl").first).to_be_visible()
-    assert no_horizontal_scroll(page)  # long lines scroll inside the code box only
+    assert no_horizontal_scroll(page)
+    # long lines wrap: nothing is cut at the screen's edge, not even inside the box
+    assert page.evaluate(
+        "() => { const b = document.querySelector('.codebox');"
+        " return b.scrollWidth <= b.clientWidth; }"
+    )
     assert in_viewport(page, "tr.hl")
     page.screenshot(path=server.shots / "code-390x844.png")
 
@@ -340,7 +348,9 @@ def test_not_enough_information_state(context: Any, server: Server) -> None:
     expect(answer).to_have_attribute("data-insufficient", "true")
     expect(answer.locator(".callout.insufficient")).to_contain_text("Not enough information")
     expect(answer.locator("a.cite.verified")).to_have_count(0)
-    expect(answer.locator(".meta")).to_contain_text("no model was asked")
+    expect(answer.locator(".meta")).to_contain_text(
+        "No answer: the code does not seem to cover this, so no AI model was asked"
+    )
     assert len(server.chat.requests) == prompts  # no model was asked to guess
     page.screenshot(path=server.shots / "no-answer-1280x800.png")
 
@@ -585,7 +595,7 @@ def test_local_mode_without_tokens_needs_no_sign_in(server: Server) -> None:
             headers={"Accept": "text/event-stream", "X-CSRF-Token": _csrf(page.text)},
         )
         assert answer.status_code == 200 and "event: result" in answer.text
-        assert "extractive: lines of the code found" in answer.text
+        assert "From the code itself (quoted lines, no AI model)" in answer.text
         assert 'class=\\"evidence\\"' in answer.text  # the page's HTML, inside the JSON
         assert 'class=\\"confidence ' in answer.text
         forged = http.post("/web/ask", json={"question": QUESTION}, headers={"X-CSRF-Token": "x"})

@@ -112,6 +112,8 @@ class IndexStatus:
     #: The background worker computing the model's vectors (issue 23):
     #: :meth:`codecite.index.background.EmbeddingState.to_json`; ``{}`` where none ever ran.
     background: dict[str, object] = field(default_factory=dict)
+    #: "" when complete, else what :attr:`Index.incomplete` says.
+    incomplete: str = ""
 
     @property
     def embedded_fraction(self) -> float:
@@ -362,6 +364,16 @@ class Index:
             return self.store.get_meta("indexed_commit")
 
     @property
+    def incomplete(self) -> str:
+        """ "" when the last index run completed; else a sentence saying the index is
+        incomplete (a run was interrupted or killed before its files and graph were
+        committed: results may miss code) and what to do."""
+        from .index.completeness import incomplete_note
+
+        with self.store.reporting_damage():
+            return incomplete_note(self.store)
+
+    @property
     def repo(self) -> str:
         return self.config.repo_name or self.store.get_meta("repo") or self.root.name
 
@@ -512,6 +524,7 @@ class Index:
         )
         worker = self.embedding()
         status.background = worker.to_json() if worker.state else {}
+        status.incomplete = self.incomplete
         self._staleness(status, walked.files)
         return status
 
@@ -553,6 +566,23 @@ class Index:
             ids = [e.src if incoming else e.dst for e in edges]
             found = self.store.get_chunks(ids)
             return [(found[i], e.line) for i, e in zip(ids, edges, strict=True) if i in found]
+
+    def definition_related(
+        self, chunk: Chunk, relation: str, limit: int = 50
+    ) -> list[tuple[Chunk, int]]:
+        """As :meth:`related`, for the whole definition ``chunk`` belongs to, as a reader
+        means it: every part of a long one and, for a class, what it holds. A class's
+        ``callers`` are its construction sites and its methods' callers, its ``callees``
+        what its methods call, its ``tests`` the tests of it and of its methods and the
+        tests that construct it. Links inside the definition are left out; each chunk
+        comes once (with the line of its first link), code before tests."""
+        from .graph.neighbours import definition_links
+
+        if relation not in RELATIONS:
+            raise UserError(f"unknown relation {relation!r}; choose from: {', '.join(RELATIONS)}")
+        kind, incoming = RELATIONS[relation]
+        with self.store.reporting_damage():
+            return definition_links(self.store, chunk, kind, incoming, limit)
 
     def explain(self, target: str, llm: str | LLM | LLMChoice | None = None) -> Explanation:
         """Documentation of one symbol, every statement cited ``path:start-end``:

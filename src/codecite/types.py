@@ -18,12 +18,12 @@ MAX_K = 1000
 #: Definitions looked at when resolving a name (explain, MCP's symbol tools): all of
 #: them are listed when the name is ambiguous.
 SYMBOL_LIMIT = 50
-#: Chunk kinds (DESIGN.md section 3).
+#: Chunk kinds (docs/DESIGN.md section 3).
 CHUNK_KINDS = ("function", "method", "class", "module", "section", "window", "file")
 #: Kinds whose ``content`` is the file's lines verbatim (line numbers can be quoted and
 #: touching ranges merged); class skeletons and module headers are not.
 LINE_EXACT_KINDS = frozenset({"function", "method", "window", "file", "section"})
-#: Edge kinds stored in the index (DESIGN.md section 4); ``called_by`` is derived.
+#: Edge kinds stored in the index (docs/DESIGN.md section 4); ``called_by`` is derived.
 EDGE_KINDS = ("calls", "imports", "inherits", "tests")
 
 
@@ -192,6 +192,13 @@ class IndexReport:
     #: ``codecite index`` without ``--wait``, issue 23).
     embed_worker: int = 0
     interrupted: bool = False
+    #: The stage Ctrl-C stopped: ``parse`` or ``graph`` (the index is incomplete until a
+    #: run completes), ``static`` or ``embed`` (files and graph complete).
+    interrupted_in: str = ""
+    #: Files in the index when the run was interrupted (of ``files_seen``).
+    files_indexed: int = 0
+    #: Whether the folder is a git repository (git decides which files are indexed).
+    is_git: bool = False
     #: Every file was cut again: the index's chunks came from another chunker version
     #: or other chunking settings (:func:`codecite.chunking.chunking_key`).
     rechunked: bool = False

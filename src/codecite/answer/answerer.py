@@ -40,6 +40,7 @@ from .llm import EXTRACTIVE, LLM
 from .model import answer_model
 from .prompt import INSUFFICIENT, build_messages
 from .streaming import stream_pieces
+from .wording import join_hyphenated
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +202,7 @@ class Answerer:
         answer.timings_ms["order"] = round((time.perf_counter() - started) * 1000, 3)
         draft = Draft(answer, started)
         if declined:
-            answer.answer = self._abstain(hits, seen.unknown_names, seen.terms.words)
+            answer.answer = self._abstain(hits, seen.unknown_names, seen.terms.words, question)
         elif llm is None:
             extract = composed.extract
             answer.answer, answer.lead, answer.blocks = extract.text, extract.lead, extract.blocks
@@ -237,11 +238,14 @@ class Answerer:
         self._log(answer)
         return answer
 
-    def _abstain(self, hits: Sequence[Hit], names: Sequence[str], words: Sequence[str]) -> str:
+    def _abstain(
+        self, hits: Sequence[Hit], names: Sequence[str], words: Sequence[str], question: str
+    ) -> str:
         """Declining: the names no indexed code mentions, what was searched for, and the
         closest code (ordinary words missing from the code are not listed: they say
-        nothing about whether the code answers)."""
+        nothing about whether the code answers; a hyphenated word is listed whole)."""
         text = "Not enough information in the indexed code to answer this."
+        names, words = join_hyphenated(question, names, [w for w in words if w not in names])
         if names:
             text += f" No indexed code mentions {_listed(names)}."
         if words:

@@ -1,4 +1,4 @@
-"""The prompt for generative answers (DESIGN.md section 7).
+"""The prompt for generative answers (docs/DESIGN.md section 7).
 
 The context is retrieved code that may be incomplete or irrelevant, and all of
 it comes from the repository, so none of it may speak as the prompt:

@@ -1,5 +1,5 @@
 """Chunking: cut a file into natural units with what is needed to read each alone
-(DESIGN.md section 3).
+(docs/DESIGN.md section 3).
 
 ``chunk_file`` dispatches on the language: tree-sitter languages go to
 :mod:`.treesitter` (functions, methods, class skeletons, a module chunk, line

@@ -1,4 +1,4 @@
-"""Does a function/method chunk parse on its own? (DESIGN.md section 3)
+"""Does a function/method chunk parse on its own? (docs/DESIGN.md section 3)
 
 Each part-0 ``function``/``method`` chunk is re-parsed alone with the grammar of
 its language; the tree must hold no ERROR or MISSING node. A method is not

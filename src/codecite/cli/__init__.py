@@ -66,11 +66,9 @@ def main() -> None:
     try:
         app(args=protect_text_argument(sys.argv[1:]), standalone_mode=False)
     except Interrupted as exc:
-        r = exc.report
-        err.print(
-            f"[yellow]interrupted[/yellow]: {r.embedded:,} chunks embedded this run, "
-            f"{r.embed_pending:,} pending; the index is usable, run `codecite index` to resume"
-        )
+        from ._messages import interrupted_message
+
+        err.print(interrupted_message(exc.report), soft_wrap=True)
         sys.exit(130)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]")

@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 
 from .. import CHUNK_KINDS, MAX_K
+from ._help import CLI
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .. import Filters, Index
     from .. import Progress as ProgressEvent
 
-app = typer.Typer(
+app = CLI(
     name="codecite",
     help="Ask questions about a codebase; answers cite the code as path:start-end.",
     no_args_is_help=True,
@@ -61,7 +62,8 @@ STAGE_LINES = {
 }
 
 IndexOpt = Annotated[
-    Path | None, typer.Option("--index", help="Index folder (default: PATH/.codecite).")
+    Path | None,
+    typer.Option("--index", metavar="DIR", help="Index folder (default: PATH/.codecite)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 StoreOpt = Annotated[
@@ -179,15 +181,25 @@ RepoArg = Annotated[
 KOpt = Annotated[int, typer.Option("-k", "--top", min=1, max=MAX_K, help="Number of results.")]
 LangOpt = Annotated[
     list[str] | None,
-    typer.Option("--lang", help="Only these languages (repeatable): python, ts, go, java, ..."),
+    typer.Option(
+        "--lang",
+        metavar="LANG",
+        help="Only these languages (repeatable): python, ts, go, java, ...",
+    ),
 ]
 PathOpt = Annotated[
     str | None,
-    typer.Option("--path", help="Only paths matching this glob (src/**, *.ts, billing/)."),
+    typer.Option(
+        "--path", metavar="GLOB", help="Only paths matching this glob (src/**, *.ts, billing/)."
+    ),
 ]
 KindOpt = Annotated[
     list[str] | None,
-    typer.Option("--kind", help=f"Only these chunk kinds (repeatable): {', '.join(CHUNK_KINDS)}."),
+    typer.Option(
+        "--kind",
+        metavar="KIND",
+        help=f"Only these chunk kinds (repeatable): {', '.join(CHUNK_KINDS)}.",
+    ),
 ]
 NoExpandOpt = Annotated[
     bool, typer.Option("--no-expand", help="Do not add callers/callees/tests from the code graph.")
@@ -195,6 +207,17 @@ NoExpandOpt = Annotated[
 NoRerankOpt = Annotated[
     bool, typer.Option("--no-rerank", help="Keep the fused order (no symbol/graph/path signals).")
 ]
+
+
+def warn_incomplete(idx: Index) -> str:
+    """Say on stderr, at every search and ask, that the index is incomplete (an index
+    run stopped before its files and graph were committed); returns the note or ""."""
+    from rich.markup import escape
+
+    note = idx.incomplete
+    if note:
+        err.print(f"[yellow]warning:[/yellow] {escape(note)}", soft_wrap=True)
+    return note
 
 
 def open_for_query(

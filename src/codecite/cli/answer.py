@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from ..errors import UserError
 from ._shared import (
     IndexOpt,
     JsonOpt,
@@ -27,6 +28,7 @@ from ._shared import (
     parse_filters,
     store_overrides,
     text_arg,
+    warn_incomplete,
 )
 
 if TYPE_CHECKING:  # the answer stage loads when the command runs (start-up time)
@@ -66,6 +68,10 @@ def ask(
     A question that starts with "-" goes after "--": codecite ask -- "-v flag?" --json
     """
     question = text_arg(question)
+    if not question.strip():  # before anything is opened or announced
+        raise UserError(
+            'the question is empty; ask it in plain words: codecite ask "How is X computed?"'
+        )
     filters = parse_filters(lang, path_glob, kind)
     overrides: dict[str, object] = {
         "llm": llm,
@@ -73,6 +79,7 @@ def ask(
         **store_overrides(store, repo_name),
     }
     with open_for_query(path, index_dir, overrides) as idx:
+        incomplete = warn_incomplete(idx)
         choice = idx.choose_llm(idx.config.answer.llm)
         if not as_json:
             err.print(f"[dim]answering with {escape(choice.name)} ({escape(choice.reason)})[/dim]")
@@ -90,7 +97,7 @@ def ask(
             on_token=None if as_json or choice.llm is None else on_token,
         )
     if as_json:
-        emit_json(answer.to_json())
+        emit_json({**answer.to_json(), "incomplete": incomplete})
         return
     if streamed:
         sys.stdout.write("\n")

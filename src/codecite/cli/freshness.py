@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from ._help import CLI
 from ._shared import IndexOpt, app, err, out
 
 if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
 #: here so that the CLI's start-up does not import the watcher.
 SETTLE_DEFAULT, EMBED_DELAY_DEFAULT = 0.3, 2.0
 
-hooks_app = typer.Typer(
+hooks_app = CLI(
     name="hooks",
     help="Git hooks that re-index in the background after commit, merge, checkout, rebase.",
     no_args_is_help=True,

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import UserError
+from ._messages import nothing_to_index
 from ._shared import (
     IndexOpt,
     JsonOpt,
@@ -106,6 +107,8 @@ def index(
         emit_json(_report_json(report))
     else:
         _print_report(report)
+    if not report.files_seen:
+        raise UserError(nothing_to_index(report))
 
 
 def _stop(path: Path, index_dir: Path | None, overrides: dict[str, object], as_json: bool) -> None:
@@ -219,6 +222,8 @@ def status(
     """Show what is indexed: files, chunks, model, embedded share and staleness."""
     with _open(path, index_dir, store_overrides(store, repo_name)) as idx:
         st = idx.status()
+    if st.incomplete:
+        err.print(f"[yellow]warning:[/yellow] {escape(st.incomplete)}", soft_wrap=True)
     if as_json:
         data = asdict(st)
         data["embedded_fraction"] = st.embedded_fraction
@@ -259,7 +264,7 @@ def _print_status(st: IndexStatus) -> None:
     rows = [
         ("repository", st.root),
         ("index", st.index_dir),
-        ("files", f"{st.files:,}"),
+        ("files", f"{st.files:,}" + (" (incomplete: `codecite index`)" if st.incomplete else "")),
         ("chunks", f"{st.chunks:,}"),
         ("embedded", f"{st.vectors:,} ({st.embedded_fraction:.0%})"),
         ("model", f"{st.embedder or 'none'}" + (f" ({st.embedding_dim}-d)" if st.embedder else "")),
@@ -301,7 +306,9 @@ def _background_line(st: IndexStatus) -> str:
     if left > 0:
         what = "stopped" if state == "stopped" else "not running"
         return f"{what}: {left:,} chunks without model vectors; `codecite index` resumes"
-    return "idle: every chunk has model vectors" if st.embedder else "none (index --no-embed)"
+    if st.embedder:
+        return "idle: every chunk has model vectors"
+    return "none yet: `codecite index` computes the model's vectors (`--no-embed` skips them)"
 
 
 # --- chunks -----------------------------------------------------------------------

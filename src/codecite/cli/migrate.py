@@ -1,6 +1,6 @@
 """``codecite migrate``: copy an embedded SQLite index into the shared PostgreSQL store
 without re-embedding, or a server's SQLite state file (tokens, audit log) into a
-PostgreSQL state database (DESIGN.md §11, §13)."""
+PostgreSQL state database (docs/DESIGN.md §11, §13)."""
 
 from __future__ import annotations
 

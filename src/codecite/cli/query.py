@@ -34,6 +34,7 @@ from ._shared import (
     parse_filters,
     store_overrides,
     text_arg,
+    warn_incomplete,
 )
 
 if TYPE_CHECKING:  # the library loads when a command runs (start-up time)
@@ -66,7 +67,9 @@ def search(
     no_rerank: NoRerankOpt = False,
     budget: Annotated[
         int | None,
-        typer.Option("--budget", min=1, help="Pack the best results into this many tokens."),
+        typer.Option(
+            "--budget", min=1, metavar="TOKENS", help="Pack the best results into this many tokens."
+        ),
     ] = None,
     batch: Annotated[
         Path | None,
@@ -108,6 +111,7 @@ def search(
     if files and budget is not None:
         raise UserError("--budget packs chunks; it does not combine with --files")
     with open_for_query(path, index_dir, store_overrides(store, repo_name)) as idx:
+        incomplete = warn_incomplete(idx)
         if batch is not None:
             _run_batch(idx, batch, k, filters, options, budget)
             return
@@ -122,7 +126,7 @@ def search(
             files=files,
         )
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "incomplete": incomplete})
         return
     if result.files is not None:
         _print_files(result.files)

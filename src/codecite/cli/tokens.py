@@ -1,4 +1,4 @@
-"""Commands that manage the server's state database (DESIGN.md §11): ``token create``,
+"""Commands that manage the server's state database (docs/DESIGN.md §11): ``token create``,
 ``token list``, ``token revoke`` and ``audit``. Standard library only on the server
 side (config + state): they work where the server extras are not installed (a
 ``postgresql://`` state needs the PostgreSQL extra)."""
@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import UserError
+from ._help import CLI
 from ._shared import JsonOpt, app, emit_json, err, out
 
 if TYPE_CHECKING:  # the state stores load when a command runs (start-up time)
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # the state stores load when a command runs (start-up time)
     from ..server.config import ServerConfig
     from ..server.state import AuditRecord, BaseStateStore, TokenInfo
 
-token_app = typer.Typer(
+token_app = CLI(
     name="token",
     help="Create, list and revoke the bearer tokens that `codecite serve` accepts "
     "(Authorization: Bearer TOKEN). Tokens live in the `state` database named by the "

@@ -1,4 +1,4 @@
-"""``codecite worker``: take re-index jobs from the PostgreSQL job queue (DESIGN.md §13)
+"""``codecite worker``: take re-index jobs from the PostgreSQL job queue (docs/DESIGN.md §13)
 and run them into the shared store. Run one per machine (or more) to scale out; every
 machine must see the repositories' checkouts at the paths the jobs (or ``--config``)
 name."""

@@ -1,4 +1,4 @@
-"""Resolve references and imports into edges between chunks (DESIGN.md section 4).
+"""Resolve references and imports into edges between chunks (docs/DESIGN.md section 4).
 
 A reference ``qualifier.name`` made in file F resolves by the first rule that finds something:
 

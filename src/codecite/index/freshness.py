@@ -1,4 +1,4 @@
-"""Never answer from stale code (DESIGN.md §12): before a query, find the indexed files
+"""Never answer from stale code (docs/DESIGN.md §12): before a query, find the indexed files
 that changed on disk — a ``stat`` of each (size + mtime), then the content hash of the
 few whose stat differs (a touched but unchanged file is not a change) — so that the
 caller can re-index them inline or mark their results stale. New files are not looked

@@ -21,11 +21,12 @@ import numpy as np
 from ..config import Config
 from ..embed.base import Embedder
 from ..embed.batch import EmbedCounts, embed_with_cache
-from ..embed.cache import CACHE_FILENAME, EmbeddingCache, default_cache_dir
+from ..embed.cache import CACHE_FILENAME, EmbeddingCache, cache_key, default_cache_dir
 from ..embed.text import EMBED_TEXT_VERSION, embed_text
 from ..errors import ModelMismatchError
 from ..progress import Progress, ProgressFn
-from ..store.protocols import IndexWriter
+from ..store.protocols import IndexWriter, VectorCache
+from ..types import Chunk
 
 
 class StopRequested(Exception):
@@ -97,34 +98,81 @@ def fill_model_tier(
         if shared:  # chunks added since the start count too
             total = max(total, done + store.count_missing_vectors())
 
-        def on_batch(n: int, _needed: int, base: int = done, total: int = total) -> None:
+        computed_now = [0]  # texts the model embedded so far in this batch
+
+        def on_batch(
+            n: int,
+            _needed: int,
+            base: int = done,
+            total: int = total,
+            computed_now: list[int] = computed_now,
+        ) -> None:
+            computed_now[0] = n
             if stop():
                 raise StopRequested
             progress(Progress("embed", base + n, total))
 
-        matrix = embed_with_cache(
-            embedder,
-            cache,
-            [embed_text(c) for c in chunks],
-            config.embed.embed_batch_size,
-            on_progress=on_batch,
-            counts=embed_counts,
-        )
-        if shared:
-            with store.writer_lock(), store.transaction():
-                _check_still_this_model(store, embedder)
-                live = store.get_chunks(c.id for c in chunks)
-                keep = [i for i, c in enumerate(chunks) if c.id in live]
-                store.put_vectors([chunks[i] for i in keep], matrix[np.asarray(keep, dtype=int)])
-            written = len(keep)
-        else:
-            with store.transaction():
-                store.put_vectors(chunks, matrix)
-            written = len(chunks)
+        texts = [embed_text(c) for c in chunks]
+        try:
+            matrix = embed_with_cache(
+                embedder,
+                cache,
+                texts,
+                config.embed.embed_batch_size,
+                on_progress=on_batch,
+                counts=embed_counts,
+            )
+        except StopRequested:
+            # keep what this batch computed before the stop (it is in the cache), so
+            # a stop reports and keeps every vector it paid for
+            written = _write_cached(store, embedder, cache, chunks, texts, shared)
+            counts.embedded += written
+            counts.computed = embed_counts.computed + min(written, computed_now[0])
+            counts.from_cache = embed_counts.from_cache + max(0, written - computed_now[0])
+            progress(Progress("embed", done + written, total))
+            raise
+        written = _write_batch(store, embedder, chunks, matrix, shared)
         done += len(chunks)
         counts.embedded += written
         counts.computed, counts.from_cache = embed_counts.computed, embed_counts.from_cache
         progress(Progress("embed", done, total))
+
+
+def _write_batch(
+    store: IndexWriter, embedder: Embedder, chunks: list[Chunk], matrix: np.ndarray, shared: bool
+) -> int:
+    """Write one batch's vectors; returns how many were written (``shared``: only the
+    chunks that still exist, under the writer lock, while the index records this model)."""
+    if not chunks:
+        return 0
+    if shared:
+        with store.writer_lock(), store.transaction():
+            _check_still_this_model(store, embedder)
+            live = store.get_chunks(c.id for c in chunks)
+            keep = [i for i, c in enumerate(chunks) if c.id in live]
+            store.put_vectors([chunks[i] for i in keep], matrix[np.asarray(keep, dtype=int)])
+        return len(keep)
+    with store.transaction():
+        store.put_vectors(chunks, matrix)
+    return len(chunks)
+
+
+def _write_cached(
+    store: IndexWriter,
+    embedder: Embedder,
+    cache: VectorCache,
+    chunks: list[Chunk],
+    texts: list[str],
+    shared: bool,
+) -> int:
+    """Write the vectors of a stopped batch that the cache already holds."""
+    keys = [cache_key(text) for text in texts]
+    found = cache.get_many(embedder.name, keys)
+    have = [i for i, key in enumerate(keys) if len(found.get(key, ())) == embedder.dim]
+    if not have:
+        return 0
+    matrix = np.stack([found[keys[i]] for i in have]).astype(np.float32, copy=False)
+    return _write_batch(store, embedder, [chunks[i] for i in have], matrix, shared)
 
 
 def _check_still_this_model(store: IndexWriter, embedder: Embedder) -> None:

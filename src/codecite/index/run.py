@@ -28,6 +28,7 @@ from ..progress import Progress, ProgressFn, Timer
 from ..store.protocols import IndexWriter
 from ..types import EDGE_KINDS, IndexReport, Skipped, SourceFile
 from ..walk import WalkResult, folder_prefix, same_stat, walk, walk_paths
+from .completeness import mark_complete, mark_incomplete
 from .model_stage import ModelCounts, fill_model_tier, model_meta, prepare_model_tier
 from .parse import FileResult, run_workers
 from .static_stage import refresh_static_tier, update_static_tier
@@ -56,6 +57,8 @@ class Indexer:
         self.store, self.root, self.config, self.repo = store, root, config, repo
         self.progress: ProgressFn = on_progress or (lambda _event: None)
         self.timer = Timer()
+        #: The stage running now (``report.interrupted_in`` when Ctrl-C stops it).
+        self._stage = "walk"
         self._index_prefix = folder_prefix(store.dir)
 
     # --- the run -------------------------------------------------------------
@@ -81,21 +84,29 @@ class Indexer:
         files = [f for f in walked.files if not self._inside_index(f)]
         self.timer.add("walk", started)
         report.files_seen, report.skipped = len(files), list(walked.skipped)
+        report.is_git = walked.is_git
         if dry_run:
             report.files_by_language = dict(Counter(f.language for f in files).most_common())
+        self._stage = "parse"
         try:
+            if not dry_run:  # until the files and the graph are committed
+                mark_incomplete(self.store, len(files))
             self._update_files(files, report, dry_run)
             if not dry_run:
                 # every file is cut by this chunker now: a run stopped later (embedding)
                 # leaves nothing to cut again
                 with self.store.transaction():
                     self.store.set_meta({"chunking": chunking_key(self.config)})
+                self._stage = "graph"
                 self._finish_graph(report)
+                mark_complete(self.store)
+                self._stage = "static"
                 if embedder is not None:
                     self._static_tier(report)
                     if background:
                         report.embed_reused = prepare_model_tier(self.store, embedder, self.config)
                     else:
+                        self._stage = "embed"
                         self._embed(embedder, report)
                 else:  # builds no tier, but keeps an existing static tier whole (ms):
                     # a watched save is then found by meaning as well as by name
@@ -104,7 +115,7 @@ class Indexer:
             else:
                 self._estimate(report, embedder)
         except KeyboardInterrupt:
-            report.interrupted = True
+            report.interrupted, report.interrupted_in = True, self._stage
             self._finish_interrupted(report, embedder)
             raise Interrupted(report) from None
         finally:
@@ -343,6 +354,7 @@ class Indexer:
             if embedder is not None and not report.dry_run:
                 self.store.export_vectors(embedder.dim)
             report.embed_pending = self.store.count_missing_vectors()
+            report.files_indexed = self.store.counts()["files"]
         except Exception:  # pragma: no cover - best effort on the way out
             log.exception("could not save the vectors snapshot after an interrupt")
 

@@ -1,4 +1,4 @@
-"""Retrieval across repositories (DESIGN.md §11): each repository is searched on its
+"""Retrieval across repositories (docs/DESIGN.md §11): each repository is searched on its
 own, then one ranking is made of their rankings.
 
 Scores of two indexes are not comparable (BM25 and fused ranks depend on each

@@ -1,5 +1,5 @@
 """Rerank fused candidates with signals we own (no cross-encoder ships its weights
-offline, DESIGN.md section 10). Each signal has a named weight in Config:
+offline, docs/DESIGN.md section 10). Each signal has a named weight in Config:
 
 - exact symbol: the chunk's name or qualname is an identifier of the query;
 - agreement: the chunk was found by both keyword and vector search;

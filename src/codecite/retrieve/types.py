@@ -11,7 +11,7 @@ from ..types import Chunk
 if TYPE_CHECKING:
     from ..question.kinds import QueryInfo
 
-#: Where a hit came from (DESIGN.md section 8, ``source`` of a search result).
+#: Where a hit came from (docs/DESIGN.md section 8, ``source`` of a search result).
 SOURCES = (
     "keyword",
     "vector",
@@ -43,7 +43,7 @@ class Hit:
     stale: bool = False
 
     def to_json(self, with_content: bool = True) -> dict[str, Any]:
-        """The ``R`` object of ``search --json`` (DESIGN.md section 8)."""
+        """The ``R`` object of ``search --json`` (docs/DESIGN.md section 8)."""
         c = self.chunk
         data: dict[str, Any] = {
             "path": c.path,

@@ -1,4 +1,4 @@
-"""The audit row of a request (DESIGN.md §11): what an endpoint notes
+"""The audit row of a request (docs/DESIGN.md §11): what an endpoint notes
 (:class:`AuditNote`) and writing it (:func:`write_audit`). Every request to ``/api``,
 and every MCP tool call, allowed or denied, leaves one row (locations, never code)."""
 

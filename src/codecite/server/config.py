@@ -1,4 +1,4 @@
-"""The server's configuration file (DESIGN.md §11, a contract)::
+"""The server's configuration file (docs/DESIGN.md §11, a contract)::
 
     # codecite-server.toml
     listen = "127.0.0.1:8765"
@@ -6,9 +6,10 @@
     state = "codecite-state.db"    # tokens + audit log (relative to this file), or a
                                    # postgresql:// URL: e.g. the store's URL puts tokens and
                                    # audit in the same database, shared by every serve process
-    store = "postgresql://codecite@db/codecite"   # optional: the shared store (DESIGN §13);
-                                   # each [repos.NAME] lives there under NAME, re-index jobs
-                                   # go to the PostgreSQL job queue (`codecite worker`)
+    store = "postgresql://codecite@db/codecite"   # optional: the shared store
+                                   # (docs/DESIGN.md §13); each [repos.NAME] lives there
+                                   # under NAME, re-index jobs go to the PostgreSQL job
+                                   # queue (`codecite worker`)
     store_replicas = ["postgresql://codecite@replica1/codecite"]  # optional: for queries
     audit_retention_days = 90      # 0 keeps every row
     trusted_proxies = []           # addresses whose `user_header` names the user

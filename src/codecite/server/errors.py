@@ -1,5 +1,5 @@
 """Errors as the server answers them: ``{"error": {"code", "message"}}`` with a status
-(DESIGN.md §11). :func:`error_response` maps every exception to one; nothing returns a
+(docs/DESIGN.md §11). :func:`error_response` maps every exception to one; nothing returns a
 traceback. Shared by the API routes, the web page, Slack and the app's handlers."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Keeping a server's repositories fresh (DESIGN.md §12): a signed webhook
+"""Keeping a server's repositories fresh (docs/DESIGN.md §12): a signed webhook
 (``POST /api/v1/repos/{repo}/refresh``, signed like GitHub's, GitLab's or Gitea's) or a
 polling interval (:mod:`.jobs.poll`) fetches and fast-forwards a server-owned clone of the
 configured branch, then indexes incrementally (a re-index job, see :mod:`.jobs`)."""

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
 from .. import EXTRACTIVE, RELATIONS, Answer, Filters, LLMChoice, RepoHit, detect_intent
 from ..errors import AmbiguousSymbolError, UserError
@@ -31,7 +31,8 @@ class FilterBody(BaseModel):
 
 
 class SearchBody(BaseModel):
-    query: str = Field(min_length=1)
+    #: ``question`` is accepted too (the name /ask takes).
+    query: str = Field(min_length=1, validation_alias=AliasChoices("query", "question"))
     repos: list[str] | None = Field(None, max_length=100)
     k: int = Field(10, ge=1)
     filters: FilterBody | None = None
@@ -40,7 +41,8 @@ class SearchBody(BaseModel):
 
 
 class AskBody(BaseModel):
-    question: str = Field(min_length=1)
+    #: ``query`` is accepted too (the name /search takes).
+    question: str = Field(min_length=1, validation_alias=AliasChoices("question", "query"))
     #: One repository, or several (the most relevant one answers), or none: all readable.
     repos: list[str] | None = Field(None, max_length=100)
     repo: str | None = None

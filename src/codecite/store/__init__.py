@@ -1,7 +1,7 @@
 """Storage: the narrow protocols retrieval, answers and the indexer use
 (:mod:`.protocols`), and the backends that implement them: ``sqlite`` (embedded
 default, one file per index) and ``postgresql`` (PostgreSQL + pgvector, many
-repositories in one database, DESIGN.md §13; needs ``codecite[postgres]``).
+repositories in one database, docs/DESIGN.md §13; needs ``codecite[postgres]``).
 
 :data:`STORES` is the one switch between them: a location (an index folder, a state
 file, or a ``postgresql://`` URL) names its backend (:func:`backend`), and

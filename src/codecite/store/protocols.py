@@ -1,4 +1,4 @@
-"""The narrow protocols between storage and the rest of codecite (DESIGN.md §5).
+"""The narrow protocols between storage and the rest of codecite (docs/DESIGN.md §5).
 
 Retrieval and answers read through :class:`ChunkReader`, :class:`GraphReader`,
 :class:`KeywordIndex` and :class:`VectorSource` (together: :class:`ReadStore`); the
@@ -126,7 +126,7 @@ class VectorSource(Protocol):
 class NearestVectors(Protocol):
     """A store that searches its vectors itself, through an approximate index
     (PostgreSQL's pgvector HNSW): a searcher then loads nothing (``vector_search``
-    setting, DESIGN.md §13)."""
+    setting, docs/DESIGN.md §13)."""
 
     def vector_search(
         self,

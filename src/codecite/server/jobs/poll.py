@@ -1,4 +1,4 @@
-"""Polling (DESIGN.md §12): a thread per repository with ``poll_seconds`` fetches and
+"""Polling (docs/DESIGN.md §12): a thread per repository with ``poll_seconds`` fetches and
 fast-forwards its server-owned clone (:func:`..refresh.update_clone`) and starts a
 re-index job when the commit moved or the index is behind."""
 

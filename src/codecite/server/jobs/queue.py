@@ -1,4 +1,4 @@
-"""Re-index jobs through a job queue in PostgreSQL (DESIGN.md §13): when the server's
+"""Re-index jobs through a job queue in PostgreSQL (docs/DESIGN.md §13): when the server's
 ``store`` is a ``postgresql://`` URL, ``codecite serve`` defers jobs into the
 `procrastinate <https://procrastinate.readthedocs.io>`_ queue in that database and any
 number of ``codecite worker`` processes, on any machines that see the repositories'

@@ -15,6 +15,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, ValidationError
 
+from ... import EXTRACTIVE
 from .. import routes
 from ..errors import ApiError, error_response
 from .data import audit, freshness_cache
@@ -54,8 +55,11 @@ def _event(chunk: str) -> tuple[str, str]:
     return name, "\n".join(data)
 
 
-def llm_reason(reason: str) -> str:
-    """Why this model answered, in a reader's words (the CLI's say ``--llm``)."""
+def llm_reason(reason: str, llm: str) -> str:
+    """Why this model answered, in a reader's words: the CLI's reasons name ``--llm``,
+    endpoints and Ollama, which a reader of the page does not need."""
+    if llm == EXTRACTIVE:  # "From the code itself (quoted lines, no AI model)" says it
+        return ""
     if reason.startswith("asked for (--llm"):
         return "set in the server's configuration"
     return reason
@@ -79,7 +83,7 @@ def result_html(request: Request, answer: dict[str, Any], back: str) -> str:
         abstained=abstained(answer),
         flags=[str(f) for f in answer.get("flags", [])],
         llm=str(answer.get("llm", "")),
-        llm_reason=llm_reason(str(answer.get("llm_reason", ""))),
+        llm_reason=llm_reason(str(answer.get("llm_reason", "")), str(answer.get("llm", ""))),
         repo=repo,
         fresh=freshness_cache(request).get(server, repo),
         marks=MARKS,

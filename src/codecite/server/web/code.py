@@ -53,41 +53,57 @@ RELATION_TITLES: dict[RelationName, tuple[str, str]] = {
 }
 
 
+#: Chunk kinds whose lines have a place in the code graph (not markdown sections,
+#: text files or line windows).
+GRAPH_KINDS = frozenset({"function", "method", "class"})
+#: A file this short is shown whole at once (nothing folded away).
+WHOLE_FILE_LINES = 60
+
+
 def _symbol_at(request: Request, repo: str, path: str, start: int, end: int) -> str:
-    """The narrowest function or class chunk holding the lines (module chunks skipped)."""
+    """The narrowest function, method or class chunk holding the lines ("" when none:
+    a markdown section, a text file, top-level code)."""
     with server_of(request).pool.using(repo) as index:
         chunks = [
             c
             for c in index.chunks(path)
-            if c.path == path and c.start_line <= start and end <= c.end_line and c.qualname
+            if c.path == path
+            and c.start_line <= start
+            and end <= c.end_line
+            and c.qualname
+            and c.kind in GRAPH_KINDS
         ]
-    chunks = [c for c in chunks if c.kind != "module"] or chunks
     chunks.sort(key=lambda c: c.end_line - c.start_line)
     return chunks[0].qualname if chunks else ""
 
 
 def _graph(request: Request, repo: str, path: str, symbol: str, back: str) -> list[Relation]:
-    out = []
-    for relation, (title, empty) in RELATION_TITLES.items():
-        try:
-            found = routes.symbol_relation(request, repo, symbol, relation)
-        except ApiError:
-            found = {"matches": []}
-        matches = found["matches"]
-        here = [m for m in matches if m["symbol"]["path"] == path] or matches[:1]
-        items = [
-            Related(
-                str(c["qualname"]),
-                str(c["citation"]),
-                code_url(
-                    repo, c["path"], c["start_line"], c["end_line"], symbol=c["qualname"], back=back
-                ),
-            )
-            for m in here
-            for c in m[relation]
-        ]
-        out.append(Relation(relation, title, empty, items))
-    return out
+    """The symbol's callers, callees and tests, as :meth:`codecite.Index.definition_related`
+    counts them (a class: its construction sites, its methods' callers and tests)."""
+    with server_of(request).pool.using(repo) as index:
+        found = [c for c in index.find_symbol(symbol) if c.kind in GRAPH_KINDS]
+        heads = [c for c in found if c.path == path] or found[:1]
+        if not heads:  # not a definition in the graph (a section, a window): no panel
+            return []
+        related = {
+            relation: index.definition_related(heads[0], relation) for relation in RELATION_TITLES
+        }
+    return [
+        Relation(
+            relation,
+            title,
+            empty,
+            [
+                Related(
+                    c.qualname,
+                    f"{c.path}:{c.start_line}-{c.end_line}",
+                    code_url(repo, c.path, c.start_line, c.end_line, symbol=c.qualname, back=back),
+                )
+                for c, _line in related[relation]
+            ],
+        )
+        for relation, (title, empty) in RELATION_TITLES.items()
+    ]
 
 
 def _read(request: Request, repo: str, path: str, first: int, last: int | None) -> FileLines:
@@ -133,6 +149,10 @@ def code_page(
         except LineRangeError as exc:  # the file got shorter since it was cited
             raise ApiError(404, "not_found", str(exc)) from None
         total = shown.total_lines
+        if total <= WHOLE_FILE_LINES and not whole:  # a small file: all of it at once
+            whole = True
+            if first > 1 or shown.end_line < total:
+                first, shown = 1, _read(request, repo, path, 1, None)
         if start > total:
             raise ApiError(404, "not_found", f"{path} has {total} lines now; line {start} is gone")
         end = min(end, total)

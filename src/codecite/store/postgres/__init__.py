@@ -1,4 +1,4 @@
-"""The shared team store: PostgreSQL + pgvector (DESIGN.md §13).
+"""The shared team store: PostgreSQL + pgvector (docs/DESIGN.md §13).
 
 :mod:`.store` (:class:`PostgresStore`, :func:`repositories`) on :mod:`.base`,
 :mod:`.search` (full-text search), :mod:`.vectors` (pgvector), :mod:`.graph`,

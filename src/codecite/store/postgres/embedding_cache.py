@@ -1,4 +1,4 @@
-"""The embedding cache in the shared PostgreSQL store (DESIGN.md §13): the same
+"""The embedding cache in the shared PostgreSQL store (docs/DESIGN.md §13): the same
 (model name, sha256 of the text) → vector cache as the machine-wide file's
 (:mod:`codecite.store.sqlite.embedding_cache`), in one table of the database, so every
 ``codecite worker`` on every machine (and every repository: forks, vendored code,

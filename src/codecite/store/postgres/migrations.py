@@ -1,4 +1,4 @@
-"""Numbered schema migrations of the PostgreSQL store (DESIGN.md §13).
+"""Numbered schema migrations of the PostgreSQL store (docs/DESIGN.md §13).
 
 Everything lives in one schema (:data:`SCHEMA`, ``codecite``) of the database the URL
 names, shared by every repository indexed into it: each table has a ``repo`` column

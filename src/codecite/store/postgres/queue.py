@@ -1,4 +1,4 @@
-"""The re-index job queue's tables in PostgreSQL (DESIGN.md §13): the jobs are
+"""The re-index job queue's tables in PostgreSQL (docs/DESIGN.md §13): the jobs are
 `procrastinate <https://procrastinate.readthedocs.io>`_'s (its schema, ``procrastinate_*``,
 applied here once); what a worker's run did (worker, timings, counts, error) is in
 ``codecite_job_runs``, for the jobs API. Both are in the database of the server's

@@ -1,4 +1,4 @@
-"""Read replicas of the shared PostgreSQL store (DESIGN.md §13): read-only opens (queries)
+"""Read replicas of the shared PostgreSQL store (docs/DESIGN.md §13): read-only opens (queries)
 go to a replica, in turn (round robin), skipping one that does not answer; writes (the
 indexer, workers, ``migrate``) always go to the primary.
 

@@ -1,4 +1,4 @@
-"""The shared team store: PostgreSQL + pgvector (DESIGN.md §13), selected by a
+"""The shared team store: PostgreSQL + pgvector (docs/DESIGN.md §13), selected by a
 ``postgresql://`` URL (config ``store``, ``--store``, ``CODECITE_STORE``).
 
 One database holds many repositories: every table has a ``repo`` column leading its

@@ -1,4 +1,4 @@
-"""The embedded default store: one SQLite file per index folder (DESIGN.md §5).
+"""The embedded default store: one SQLite file per index folder (docs/DESIGN.md §5).
 
 :mod:`.store` (:class:`SQLiteStore`) on :mod:`.base`, :mod:`.search` (FTS5),
 :mod:`.vectors` and :mod:`.migrations`. Names are imported on first use, so that a

@@ -16,6 +16,13 @@
     }
   }
 
+  // On a phone the form fills the first screen: bring the answer to the top.
+  function showOnPhone(area) {
+    if (window.matchMedia && window.matchMedia("(max-width: 600px)").matches) {
+      area.scrollIntoView({ block: "start" });
+    }
+  }
+
   function ask(form) {
     var area = document.getElementById("answer");
     var status = document.getElementById("answer-status");
@@ -44,6 +51,7 @@
     status.className = "status";
     status.textContent = "Looking through the code…";
     area.setAttribute("aria-busy", "true");
+    showOnPhone(area);
 
     function fail(message) {
       status.className = "status error";
@@ -64,6 +72,7 @@
       var payload = JSON.parse(data.join("\n"));
       if (name === "token") {
         status.textContent = "Answering…";
+        if (stream.hidden) showOnPhone(area);
         stream.hidden = false;
         stream.textContent += payload.text;
       } else if (name === "result") {
@@ -72,6 +81,7 @@
         stream.textContent = "";
         status.textContent = "";
         area.setAttribute("aria-busy", "false");
+        showOnPhone(area); // now that the page is long enough to bring it up
       } else if (name === "error") {
         fail("codecite could not answer: " + (payload.error ? payload.error.message : "error"));
       }
@@ -180,5 +190,16 @@
     });
     var permalink = document.getElementById("permalink");
     if (permalink) permalink.addEventListener("focus", function () { permalink.select(); });
+
+    // The code view shows a small file whole: bring the cited lines into sight, a few
+    // lines of context above them.
+    var cited = document.querySelectorAll("tr.hl");
+    if (cited.length && !window.location.hash) {
+      var top = cited[0].getBoundingClientRect().top;
+      var bottom = cited[cited.length - 1].getBoundingClientRect().bottom;
+      if (top < 0 || bottom > window.innerHeight) {
+        window.scrollBy(0, top - Math.min(window.innerHeight / 4, 120));
+      }
+    }
   });
 })();
