@@ -159,6 +159,48 @@ class VectorCache(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class FileSize:
+    """How much indexed code one file holds: the map sizes its boxes by it."""
+
+    path: str
+    language: str
+    chunks: int
+    #: The last line any of its chunks covers (about the file's length).
+    lines: int
+
+
+@dataclass(frozen=True)
+class PathEdge:
+    """A graph edge with the files of its two ends and the place it stands on: the
+    map reads the graph file by file, each arrow cited where its edges are."""
+
+    src_path: str
+    dst_path: str
+    kind: str
+    #: The line of the call site or import statement (0: unknown; cite the source chunk).
+    line: int
+    src_start: int
+    src_end: int
+    src_qualname: str
+    dst_qualname: str
+
+
+@runtime_checkable
+class GraphOverview(Protocol):
+    """The whole graph at once, by file (``codecite map``): one query each, however
+    big the repository."""
+
+    def file_sizes(self) -> list[FileSize]:
+        """Every file that has chunks, ordered by path."""
+        ...
+
+    def path_edges(self, kinds: Sequence[str]) -> list[PathEdge]:
+        """Every edge of ``kinds`` whose two ends exist, ordered by (src path, line, dst
+        path, kind)."""
+        ...
+
+
 @runtime_checkable
 class ReadStore(ChunkReader, GraphReader, KeywordIndex, VectorSource, Protocol):
     """Everything the query side reads."""
@@ -252,7 +294,7 @@ class IndexWriter(ChunkReader, GraphReader, VectorSource, Protocol):
 
 
 @runtime_checkable
-class Store(ReadStore, IndexWriter, Protocol):
+class Store(ReadStore, IndexWriter, GraphOverview, Protocol):
     """A whole backend as :class:`codecite.api.Index` holds it (SQLite or PostgreSQL):
     the read and write protocols plus the lifecycle the facade needs."""
 

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from ...types import Edge, Import, Reference
+from ..protocols import FileSize, PathEdge
 from .base import PgTables
 
 
@@ -156,3 +157,25 @@ class GraphTables(PgTables):
                 (self.repo, wanted, wanted),
             )
         ]
+
+    # --- the whole graph by file (GraphOverview) ---------------------------------
+    def file_sizes(self) -> list[FileSize]:
+        rows = self._fetchall(
+            "SELECT path, min(language), count(*), max(end_line) FROM chunks WHERE repo = %s "
+            "GROUP BY path ORDER BY path",
+            (self.repo,),
+        )
+        return [FileSize(str(p), str(lang), int(n), int(lines)) for p, lang, n, lines in rows]
+
+    def path_edges(self, kinds: Sequence[str]) -> list[PathEdge]:
+        if not kinds:
+            return []
+        rows = self._fetchall(
+            "SELECT s.path, d.path, e.kind, e.line, s.start_line, s.end_line, s.qualname, "
+            "d.qualname FROM edges e "
+            "JOIN chunks s ON s.repo = e.repo AND s.id = e.src "
+            "JOIN chunks d ON d.repo = e.repo AND d.id = e.dst "
+            "WHERE e.repo = %s AND e.kind = ANY(%s) ORDER BY s.path, e.line, d.path, e.kind",
+            (self.repo, list(kinds)),
+        )
+        return [PathEdge(*row) for row in rows]
