@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .config import Config, Endpoint, load_config
     from .errors import CodeciteError, Interrupted, UserError
     from .filters import Filters
+    from .picture.model import Neighbourhood, SystemMap
     from .progress import Progress
     from .retrieve.types import FileHit, Hit, SearchResult
     from .types import Chunk, Edge, IndexReport
@@ -69,6 +70,8 @@ _EXPORTS = {
     "Interrupted": "errors",
     "UserError": "errors",
     "Filters": "filters",
+    "Neighbourhood": "picture.model",
+    "SystemMap": "picture.model",
     "IndexReport": "types",
     "Progress": "progress",
     "FileHit": "retrieve.types",
@@ -133,8 +136,10 @@ __all__ = [
     "IndexStatus",
     "Interrupted",
     "LLMChoice",
+    "Neighbourhood",
     "Progress",
     "SearchResult",
+    "SystemMap",
     "UserError",
     "find_index",
     "index_exists",
