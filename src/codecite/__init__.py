@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .config import Config, Endpoint, load_config
     from .errors import CodeciteError, Interrupted, UserError
     from .filters import Filters
+    from .picture.draw import MAP_FORMATS, draw_map, draw_neighbourhood
     from .picture.model import Neighbourhood, SystemMap
     from .progress import Progress
     from .retrieve.types import FileHit, Hit, SearchResult
@@ -70,6 +71,9 @@ _EXPORTS = {
     "Interrupted": "errors",
     "UserError": "errors",
     "Filters": "filters",
+    "MAP_FORMATS": "picture.draw",
+    "draw_map": "picture.draw",
+    "draw_neighbourhood": "picture.draw",
     "Neighbourhood": "picture.model",
     "SystemMap": "picture.model",
     "IndexReport": "types",
@@ -141,6 +145,8 @@ __all__ = [
     "SearchResult",
     "SystemMap",
     "UserError",
+    "draw_map",
+    "draw_neighbourhood",
     "find_index",
     "index_exists",
     "is_shared_store",
@@ -156,6 +162,7 @@ __all__ += [
     "CHUNK_KINDS",
     "EXTRACTIVE",
     "LANGUAGES",
+    "MAP_FORMATS",
     "MAX_K",
     "RELATIONS",
     "SYMBOL_LIMIT",

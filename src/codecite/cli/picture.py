@@ -59,16 +59,12 @@ def map_command(
     Examples: codecite map -o map.svg; codecite map --focus src/app/billing -f mermaid"""
     with open_for_query(path, index_dir) as idx:
         system = idx.map(focus=focus, max_boxes=max_boxes)
-    if fmt is MapFormat.json:
-        text = ""
-        if output is None:
-            emit_json(system.to_json())
-            return
-        import json
+    if fmt is MapFormat.json and output is None:
+        emit_json(system.to_json())
+        return
+    from .. import draw_map
 
-        text = json.dumps(system.to_json(), ensure_ascii=False, indent=1) + "\n"
-    else:
-        text = system.svg() if fmt is MapFormat.svg else system.mermaid()
+    text = draw_map(system, fmt.value)
     if output is None:
         sys.stdout.write(text)
         return

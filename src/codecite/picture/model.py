@@ -4,7 +4,6 @@ symbol's callers, callees, bases and tests). Plain data: the renderers read them
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,26 +135,11 @@ class SystemMap:
     edge_kinds: tuple[str, ...] = ("imports", "calls")
 
     def box(self, box_id: str) -> Box:
-        return next(b for b in self.boxes if b.id == box_id)
-
-    def svg(
-        self,
-        box_link: Callable[[Box], str | None] | None = None,
-        arrow_link: Callable[[Arrow], str | None] | None = None,
-    ) -> str:
-        """The map as a standalone SVG document, laid out in rows (arrows point down:
-        a part above uses the parts below); links where ``box_link``/``arrow_link``
-        give one, every citation in tooltips and ``data-citations`` attributes."""
-        from .svg import render_svg
-
-        return render_svg(self, box_link=box_link, arrow_link=arrow_link)
-
-    def mermaid(self, link: Callable[[Box], str | None] | None = None) -> str:
-        """The map as a Mermaid ``flowchart`` (no fence), each arrow's first citations in a
-        comment after it."""
-        from .mermaid import map_mermaid
-
-        return map_mermaid(self, link)
+        """The box of that id (KeyError when there is none)."""
+        for b in self.boxes:
+            if b.id == box_id:
+                return b
+        raise KeyError(box_id)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -223,12 +207,6 @@ class Neighbourhood:
     links: tuple[Link, ...]
     #: Neighbours left out to keep the picture small: (role, how many).
     left_out: tuple[tuple[str, int], ...] = ()
-
-    def mermaid(self, link: Callable[[Node], str | None] | None = None) -> str:
-        """The neighbourhood as a Mermaid ``flowchart LR`` (no fence)."""
-        from .mermaid import neighbourhood_mermaid
-
-        return neighbourhood_mermaid(self, link)
 
     def to_json(self) -> dict[str, Any]:
         return {

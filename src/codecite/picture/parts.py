@@ -135,7 +135,8 @@ def openings(unit: Unit) -> list[list[Unit]]:
     folders = [folder_unit(sub) for sub in unit.folder.folders.values()]
     full = folders + _file_units(unit.folder, together=False)
     grouped = folders + _file_units(unit.folder, together=True)
-    return [full] if len(grouped) == len(full) else [full, grouped]
+    options = [full] if len(grouped) == len(full) else [full, grouped]
+    return [o for o in options if len(o) > 1]  # one box for one box tells nothing new
 
 
 def lump(units: Sequence[Unit], limit: int) -> list[Unit]:
