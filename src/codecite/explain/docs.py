@@ -367,7 +367,7 @@ def _module_page(
         _, anchor = site.anchors[e.symbol.id]
         out += [f'<a id="{anchor}"></a>', ""]
         out.append(
-            render(
+            render(  # the module page draws its neighbourhood once, at the top
                 e,
                 level=2,
                 link=lambda p, s, t: site.source(page, p, s, t),

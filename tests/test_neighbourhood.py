@@ -1,0 +1,82 @@
+"""A symbol's neighbourhood (issue 40 part 2): callers, callees, bases and tests one or
+two hops out, from the shop fixture's real index, drawn in explain's Markdown as
+Mermaid; a class's callers are its construction sites and its methods' callers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from repos import copy_index
+
+import codecite
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory, indexed_shop: Path):
+    root = copy_index(indexed_shop, tmp_path_factory.mktemp("hood") / "shop")
+    with codecite.open_index(root, create=False) as idx:
+        yield idx
+
+
+def _mermaid(markdown: str) -> str:
+    found = re.search(r"### Neighbourhood\n\n```mermaid\n(.*?)\n```", markdown, re.S)
+    assert found, markdown[-800:]
+    return found.group(1)
+
+
+def test_a_class_is_called_where_it_is_built_and_where_its_methods_are_called(index) -> None:
+    expl = index.explain("Order")
+    callers = {u.caller for u in expl.callers}
+    # construction sites (make_order builds one) and its methods' callers (checkout
+    # calls order.validate(), cancel calls order.can_cancel())
+    assert {"make_order", "checkout", "cancel"} <= callers
+    assert expl.callers_total >= 3
+    assert not any(c.startswith("Order.") for c in callers)  # its own methods left out
+    assert "No callers in the index" not in expl.markdown
+
+
+def test_explain_draws_callers_callees_bases_and_tests_two_hops_out(index) -> None:
+    expl = index.explain("Order")
+    hood = expl.neighbourhood
+    assert hood is not None
+    roles = {n.label: (n.role, n.hops) for n in hood.nodes}
+    assert roles["Order"] == ("self", 0)
+    assert roles["BaseModel"] == ("base", 1)
+    assert roles["checkout"] == ("caller", 1)
+    assert any(role == "test" and hops == 2 for role, hops in roles.values())
+    text = _mermaid(expl.markdown)
+    assert text.startswith("flowchart LR")
+    assert '[["Order"]]' in text and '{{"BaseModel"}}' in text
+    assert "-.->|inherits|" in text
+    assert expl.to_json()["neighbourhood"]["centre"] == "Order"
+    assert all(c.verified for c in expl.citations)  # the diagram adds no citation to check
+
+
+def test_a_function_with_callees_and_tests(index) -> None:
+    expl = index.explain("checkout")
+    hood = expl.neighbourhood
+    assert hood is not None
+    by_role: dict[str, set[str]] = {}
+    for n in hood.nodes:
+        by_role.setdefault(n.role, set()).add(n.label)
+    assert "apply_loyalty_discount" in by_role["callee"]
+    assert by_role.get("test")
+    links = {(lk.src, lk.dst, lk.kind) for lk in hood.links}
+    centre = next(n.id for n in hood.nodes if n.role == "self")
+    assert any(dst == centre and kind == "tests" for _, dst, kind in links)
+    for lk in hood.links:  # each link cited where it stands, in the file of its source
+        if lk.citation:
+            src = next(n for n in hood.nodes if n.id == lk.src)
+            assert lk.citation.startswith(f"{src.path}:")
+    assert "```mermaid" in expl.markdown
+
+
+def test_a_symbol_alone_draws_no_diagram(index) -> None:
+    summary = index.explain("Order.summary")  # no caller: what it calls, two hops out
+    assert summary.neighbourhood is not None
+    assert {n.role for n in summary.neighbourhood.nodes} == {"self", "callee"}
+    alone = index.explain("DealStatus")  # an enum nothing in the index uses
+    assert alone.neighbourhood is not None and len(alone.neighbourhood.nodes) == 1
+    assert "### Neighbourhood" not in alone.markdown
