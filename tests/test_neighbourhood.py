@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from repos import copy_index
+from repos import copy_index, run_cli
 
 import codecite
 
@@ -80,3 +80,24 @@ def test_a_symbol_alone_draws_no_diagram(index) -> None:
     alone = index.explain("DealStatus")  # an enum nothing in the index uses
     assert alone.neighbourhood is not None and len(alone.neighbourhood.nodes) == 1
     assert "### Neighbourhood" not in alone.markdown
+
+
+def test_docs_draw_the_map_on_the_index_page_and_each_modules_neighbourhood(
+    index, tmp_path: Path
+) -> None:
+    out = tmp_path / "docs"
+    done = run_cli("docs", str(index.root), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    home = (out / "index.md").read_text()
+    assert home.index("## Map") < home.index("## Modules")
+    chart = re.search(r"## Map\n\n.*?\n\n```mermaid\n(.*?)\n```", home, re.S)
+    assert chart and chart.group(1).startswith("flowchart TB")
+    assert 'click p9 href "shop/orders.py.md"' in chart.group(1)
+    assert re.search(r"%% tests/test_orders\.py:\d+", chart.group(1))
+    page = (out / "shop" / "orders.py.md").read_text()
+    hood = re.findall(r"```mermaid\n(.*?)\n```", page, re.S)
+    assert len(hood) == 1  # the module's, not one per symbol
+    nodes = re.findall(r'^\s+n\d+\S*?"([^"]+)"', hood[0], re.M)
+    assert nodes[0] == "shop/orders.py" and len(nodes) == len(set(nodes))
+    assert {"shop/payments.py", "tests/test_orders.py"} <= set(nodes)
+    assert 'href "payments.py.md"' in hood[0]

@@ -137,7 +137,8 @@ def file_neighbourhood(
         ranked = sorted(weights.items(), key=lambda x: (-x[1], x[0]))
         for other, _ in ranked[:limit]:
             kind = "test" if role == "caller" and is_test_path(other) else role
-            nodes.append(Node(other, other, kind, 1, other, 1, 1))
+            if all(n.id != other for n in nodes):  # a file both ways is drawn once
+                nodes.append(Node(other, other, kind, 1, other, 1, 1))
             src, dst = (path, other) if role == "callee" else (other, path)
             at = first.get((src, dst), 0)
             links.append(Link(src, dst, "uses", cite(src, at, at) if at else ""))
