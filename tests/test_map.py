@@ -14,7 +14,9 @@ from repos import copy_index, run_cli
 import codecite
 from codecite.errors import UserError
 from codecite.picture.layout import Size, count_crossings, grid_layout, layered_layout
+from codecite.picture.model import Arrow
 from codecite.picture.ordering import crossings_between
+from codecite.picture.system import choose_drawn
 
 CITATION = re.compile(r"^(?P<path>[^:]+):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -42,7 +44,7 @@ def _lines(root: Path, citation: str) -> list[str]:
 
 
 def test_the_map_covers_every_code_file_once_in_at_most_25_boxes(index) -> None:
-    system = index.map()
+    system = index.map(tests=True)
     assert 2 <= len(system.boxes) <= 25
     files = [b.files for b in system.boxes]
     assert sum(files) == system.stats.files == 21  # 14 Python, 4 TypeScript, 3 Go files
@@ -52,7 +54,7 @@ def test_the_map_covers_every_code_file_once_in_at_most_25_boxes(index) -> None:
 
 
 def test_arrows_are_weighted_and_cited_where_the_imports_and_calls_are(index) -> None:
-    system = index.map()
+    system = index.map(tests=True)
     arrow = next(
         a for a in system.arrows if a.src == "tests/test_orders.py" and a.dst == "shop/orders.py"
     )
@@ -72,8 +74,31 @@ def test_arrows_are_weighted_and_cited_where_the_imports_and_calls_are(index) ->
             _lines(index.root, citation)
 
 
+def test_tests_are_left_out_unless_asked_for_and_light_arrows_only_listed(index) -> None:
+    system = index.map()
+    assert system.stats.files == 15 and system.stats.test_files == 6
+    assert not any("test" in b.id or b.id == "conftest.py" for b in system.boxes)
+    with_tests = index.map(tests=True)
+    drawn = [a for a in with_tests.arrows if a.drawn]
+    assert with_tests.stats.drawn == len(drawn) <= 1.5 * len(with_tests.boxes)
+    for box in with_tests.boxes:  # each box keeps its heaviest arrow out and in
+        out = [a for a in with_tests.arrows if a.src == box.id]
+        into = [a for a in with_tests.arrows if a.dst == box.id]
+        assert not out or out[0].drawn
+        assert not into or into[0].drawn
+    # a tangle of 12 arrows among 4 boxes: 6 drawn, each box's heaviest in and out first
+    arrows = [
+        Arrow(src, dst, w, (("calls", w),), ())
+        for w, (src, dst) in enumerate([(a, b) for a in "abcd" for b in "abcd" if a != b], start=1)
+    ][::-1]
+    chosen = choose_drawn(arrows, boxes=4)
+    assert sum(a.drawn for a in chosen) == 6
+    assert [a.weight for a in chosen if a.drawn][:3] == [12, 11, 10]
+    assert all(any(a.drawn and a.dst == box for a in chosen) for box in "abcd")
+
+
 def test_few_boxes_collapse_folders_and_lump_the_rest(index) -> None:
-    system = index.map(max_boxes=4)
+    system = index.map(max_boxes=4, tests=True)
     assert len(system.boxes) <= 4
     assert sum(b.files for b in system.boxes) == 21
     shop_box = system.box("shop")
@@ -86,7 +111,7 @@ def test_few_boxes_collapse_folders_and_lump_the_rest(index) -> None:
 
 
 def test_focus_opens_one_folder_and_keeps_what_it_uses_and_is_used_by(index) -> None:
-    system = index.map(focus="shop")
+    system = index.map(focus="shop", tests=True)
     assert system.focus == "shop"
     inside = [b for b in system.boxes if not b.outside]
     outside = [b for b in system.boxes if b.outside]
@@ -99,7 +124,7 @@ def test_focus_opens_one_folder_and_keeps_what_it_uses_and_is_used_by(index) -> 
 
 
 def test_an_unknown_focus_names_the_parts_there_are(index) -> None:
-    with pytest.raises(UserError, match=r"--focus billing: no part .*parts: shop, .*tests"):
+    with pytest.raises(UserError, match=r"--focus billing: no part .*parts: shop, web/src"):
         index.map(focus="billing")
     with pytest.raises(UserError, match="is a file; give a folder"):
         index.map(focus="shop/orders.py")
@@ -125,15 +150,16 @@ def test_svg_has_a_box_per_part_and_an_arrow_per_dependency_each_cited(index) ->
 
 
 def test_mermaid_is_a_flowchart_with_each_arrow_cited(index) -> None:
-    system = index.map()
+    system = index.map(tests=True, max_boxes=6)
     text = codecite.draw_map(system, "mermaid", box_link=lambda b: f"https://example.test/{b.id}")
     lines = text.splitlines()
     assert lines[0] == "flowchart TB"
     assert sum(1 for ln in lines if re.match(r"\s+p\d+\[\"", ln)) == len(system.boxes)
     edges = [ln for ln in lines if re.match(r"\s+p\d+ (-->|==>)\|", ln)]
-    assert len(edges) == len(system.arrows)
+    assert len(edges) == system.stats.drawn == sum(a.drawn for a in system.arrows)
     comments = [ln.strip() for ln in lines if ln.strip().startswith("%% ") and ":" in ln]
-    assert any("tests/test_orders.py:" in c for c in comments)
+    assert any(re.search(r"tests/test_\w+\.py:\d+", c) for c in comments)
+    assert "<small>" in text  # a box's second line: how much code it holds
     assert sum(ln.strip().startswith("click ") for ln in lines) == len(system.boxes)
 
 
@@ -141,7 +167,8 @@ def test_the_cli_writes_each_format_and_explains_a_bad_focus(shop: Path, tmp_pat
     out = tmp_path / "map.svg"
     done = run_cli("map", str(shop), "-o", str(out))
     assert done.returncode == 0, done.stderr
-    assert out.read_text().startswith("<svg") and "21 parts" in done.stderr
+    assert out.read_text().startswith("<svg") and "15 parts" in done.stderr
+    assert "6 test files left out, --tests draws them" in done.stderr
     done = run_cli("map", str(shop), "--format", "json", "--focus", "web/src")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)

@@ -45,6 +45,10 @@ def map_command(
         Path | None,
         typer.Option("-o", "--output", help="Write to this file (default: standard output)."),
     ] = None,
+    tests: Annotated[
+        bool,
+        typer.Option("--tests", help="Draw test files too (left out by default)."),
+    ] = False,
     max_boxes: Annotated[
         int,
         typer.Option("--max-boxes", min=2, max=200, help="Parts drawn at most."),
@@ -58,7 +62,7 @@ def map_command(
 
     Examples: codecite map -o map.svg; codecite map --focus src/app/billing -f mermaid"""
     with open_for_query(path, index_dir) as idx:
-        system = idx.map(focus=focus, max_boxes=max_boxes)
+        system = idx.map(focus=focus, max_boxes=max_boxes, tests=tests)
     if fmt is MapFormat.json and output is None:
         emit_json(system.to_json())
         return
@@ -76,8 +80,15 @@ def map_command(
         ) from exc
     s = system.stats
     err.print(
-        f"wrote {escape(str(output))}: {s.boxes} parts and {s.arrows} arrows "
-        f"(from {s.files:,} files and {s.file_edges:,} file-to-file dependencies)",
+        f"wrote {escape(str(output))}: {s.boxes} parts and {s.drawn} arrows "
+        f"(from {s.files:,} files and {s.file_edges:,} file-to-file dependencies"
+        + (
+            f"; {s.arrows - s.drawn} lighter arrows in --format json only"
+            if s.arrows > s.drawn
+            else ""
+        )
+        + (f"; {s.test_files} test files left out, --tests draws them" if s.test_files else "")
+        + ")",
         soft_wrap=True,
     )
     inner = [b.id for b in system.boxes if b.kind == "folder" and b.parts > 1 and not b.outside]

@@ -47,9 +47,10 @@ def map_mermaid(system: SystemMap, link: Callable[[Box], str | None] | None = No
     for b in system.boxes:
         label = f"{text(b.label)}<br/><small>{text(detail(b))}</small>"
         lines.append(f'  {ids[b.id]}["{label}"]')
-    heaviest = max((a.weight for a in system.arrows), default=0)
-    for a in system.arrows:
-        thick = len(system.arrows) > 4 and a.weight >= heaviest * (1 - THICK_SHARE)
+    drawn = [a for a in system.arrows if a.drawn]
+    heaviest = max((a.weight for a in drawn), default=0)
+    for a in drawn:
+        thick = len(drawn) > 4 and a.weight >= heaviest * (1 - THICK_SHARE)
         lines.append(f'  {ids[a.src]} {"==>" if thick else "-->"}|"{a.weight}"| {ids[a.dst]}')
         cited = ", ".join(e.citation for e in a.evidence[:CITED_PER_ARROW])
         more = f" and {a.weight - CITED_PER_ARROW} more" if a.weight > CITED_PER_ARROW else ""

@@ -91,12 +91,15 @@ class Arrow:
     weight: int
     kinds: tuple[tuple[str, int], ...]
     evidence: tuple[Evidence, ...]
+    #: Drawn in the pictures (False: one of the lighter arrows only the JSON lists).
+    drawn: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
             "source": self.src,
             "target": self.dst,
             "weight": self.weight,
+            "drawn": self.drawn,
             "kinds": dict(self.kinds),
             "citations": [e.citation for e in self.evidence],
             "evidence": [e.to_json() for e in self.evidence],
@@ -111,6 +114,10 @@ class Stats:
     file_edges: int
     boxes: int
     arrows: int
+    #: Arrows drawn (the heaviest, and each box's heaviest in and out).
+    drawn: int = 0
+    #: Test files left out of the map (``tests=False``).
+    test_files: int = 0
 
     def to_json(self) -> dict[str, int]:
         return {
@@ -118,6 +125,8 @@ class Stats:
             "file_edges": self.file_edges,
             "boxes": self.boxes,
             "arrows": self.arrows,
+            "drawn": self.drawn,
+            "test_files_left_out": self.test_files,
         }
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import UserError
+from ..graph.testmap import is_test_path
 from ..store.protocols import FileSize
 from .model import Box, cite
 
@@ -47,11 +48,12 @@ class Folder:
         return len(self.files) + len(self.folders)
 
 
-def build_tree(files: Iterable[FileSize]) -> Folder:
-    """The folder tree of the code files (documentation and configuration left out)."""
+def build_tree(files: Iterable[FileSize], tests: bool = False) -> Folder:
+    """The folder tree of the code files (documentation and configuration left out;
+    tests too unless ``tests``)."""
     root = Folder("")
     for f in files:
-        if f.language in NOT_CODE:
+        if f.language in NOT_CODE or (not tests and is_test_path(f.path)):
             continue
         here = root
         *folders, _ = f.path.split("/")
@@ -186,6 +188,8 @@ def _label(unit: Unit, top: str) -> str:
         return f"{rel}/*" if rel and unit.key != top else "top-level files"
     if unit.kind == "other":
         return f"{len(unit.inner)} smaller parts"
+    if unit.kind == "file":  # its folder is on the box's second line
+        return unit.key.rsplit("/", 1)[-1]
     return rel or unit.key or "."
 
 

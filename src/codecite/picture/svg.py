@@ -41,7 +41,10 @@ ArrowLink = Callable[[Arrow], str | None]
 
 
 def detail(box: Box) -> str:
-    """The second line of a box: how much code it holds."""
+    """The second line of a box: how much code it holds (a file: and where)."""
+    if box.kind == "file":
+        folder = box.id.rsplit("/", 1)[0] if "/" in box.id else "top level"
+        return f"{box.lines:,} lines · {folder}"
     files = f"{box.files:,} file{'s' if box.files != 1 else ''}"
     return f"{files} · {box.lines:,} lines"
 
@@ -59,7 +62,7 @@ def box_sizes(boxes: Sequence[Box]) -> list[Size]:
 
 def layout_map(system: SystemMap, reduce: bool = True) -> Layout:
     """The map's boxes and arrows laid out in rows (see :mod:`.layout`)."""
-    arcs = [(a.src, a.dst, a.weight) for a in system.arrows]
+    arcs = [(a.src, a.dst, a.weight) for a in system.arrows if a.drawn]
     return layered_layout(box_sizes(system.boxes), arcs, reduce=reduce)
 
 
@@ -69,10 +72,20 @@ def fit(text: str, room: float, char: float) -> str:
     return text if len(text) <= most else "…" + text[-(most - 1) :]
 
 
+def _fitted_detail(box: Box, room: float) -> str:
+    """A box's second line fitted to ``room``: a file's folder is cut, never its size."""
+    text = detail(box)
+    if box.kind != "file" or len(text) * DETAIL_CHAR <= room:
+        return fit(text, room, DETAIL_CHAR)
+    size, folder = text.split(" · ", 1)
+    return f"{size} · {fit(folder, room - (len(size) + 3) * DETAIL_CHAR, DETAIL_CHAR)}"
+
+
 def _colour(box: Box, groups: dict[str, str]) -> str:
     if box.outside:
         return "#ffffff"
-    group = box.id.split("/")[0]
+    top_level = "/" not in box.id and box.kind in ("file", "files")
+    group = "" if top_level else box.id.split("/")[0]  # top-level files: one colour
     return groups.setdefault(group, PALETTE[len(groups) % len(PALETTE)])
 
 
@@ -122,7 +135,7 @@ def _box(box: Box, at: Placed, fill: str, largest: int, href: str | None) -> str
         f"<text x='{x + w / 2:.1f}' y='{y + 21:.1f}' text-anchor='middle' font-size='13' "
         f"font-weight='600' fill='#0f172a'>{label}</text>"
         f"<text x='{x + w / 2:.1f}' y='{y + 37:.1f}' text-anchor='middle' font-size='11' "
-        f"fill='#334155'>{escape(fit(detail(box), w - 12, DETAIL_CHAR))}</text>"
+        f"fill='#334155'>{escape(_fitted_detail(box, w - 12))}</text>"
         f"<rect x='{x + 8:.1f}' y='{y + h - 9:.1f}' width='{bar:.1f}' height='3' rx='1.5' "
         f"fill='#64748b' opacity='0.6'/>"
     )
@@ -164,6 +177,11 @@ def render_svg(
     where = f" — {system.focus}" if system.focus else ""
     title = f"{system.repo}{where}: {len(system.boxes)} parts"
     note = "an arrow A → B: code in A imports or calls code in B (wider: more)"
+    hidden = system.stats.arrows - system.stats.drawn
+    if hidden:
+        note += f"; {hidden} lighter arrows not drawn (see --format json)"
+    if system.stats.test_files:
+        note += f"; {system.stats.test_files} test files left out (--tests)"
     parts = [
         f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width:.0f} {height:.0f}' "
         f"width='{width:.0f}' height='{height:.0f}' {FONT} class='codecite-map' "
@@ -177,7 +195,7 @@ def render_svg(
         f"<text x='16' y='38' font-size='11' fill='#475569'>{escape(note)}</text>",
     ]
     for arrow in system.arrows:
-        route = routes.get((arrow.src, arrow.dst))
+        route = routes.get((arrow.src, arrow.dst)) if arrow.drawn else None
         if route is not None:
             href = arrow_link(arrow) if arrow_link else None
             parts.append(_arrow(arrow, route, system, href))

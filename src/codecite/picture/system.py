@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 
+from ..graph.testmap import is_test_path
 from ..store.protocols import GraphOverview, PathEdge
 from .model import Arrow, Box, Evidence, Stats, SystemMap
 from .parts import box_of, build_tree, context_units, cut, find_folder, openable, owner_index
@@ -21,6 +23,9 @@ MAP_EDGE_KINDS: tuple[str, ...] = ("imports", "calls")
 MAX_BOXES = 25
 #: Edges cited per arrow.
 EVIDENCE_PER_ARROW = 12
+#: Arrows drawn per box at most (the lighter ones are in the JSON only): a picture
+#: with more is a tangle no reader follows.
+ARROWS_PER_BOX = 1.5
 #: Parts beyond a ``--focus`` shown (those with the heaviest arrows into or out of it).
 MAX_OUTSIDE = 8
 
@@ -57,6 +62,25 @@ def arrows_between(
     return sorted(arrows, key=lambda a: (-a.weight, a.src, a.dst))
 
 
+def choose_drawn(arrows: Sequence[Arrow], boxes: int) -> list[Arrow]:
+    """``arrows`` (heaviest first), those to draw marked: each box's heaviest arrow out
+    and in, then the heaviest others up to ``ARROWS_PER_BOX`` per box."""
+    limit = max(int(ARROWS_PER_BOX * boxes), 1)
+    keep: set[int] = set()
+    seen_out: set[str] = set()
+    seen_in: set[str] = set()
+    for i, a in enumerate(arrows):
+        if a.src not in seen_out or a.dst not in seen_in:
+            keep.add(i)
+        seen_out.add(a.src)
+        seen_in.add(a.dst)
+    for i in range(len(arrows)):
+        if len(keep) >= limit:
+            break
+        keep.add(i)
+    return [a if i in keep else replace(a, drawn=False) for i, a in enumerate(arrows)]
+
+
 def file_pairs(edges: Sequence[PathEdge]) -> int:
     """Arrows of the unclustered picture: pairs of different files with an edge."""
     return len({(e.src_path, e.dst_path) for e in edges if e.src_path != e.dst_path})
@@ -68,11 +92,12 @@ def system_map(
     focus: str = "",
     max_boxes: int = MAX_BOXES,
     kinds: Sequence[str] = MAP_EDGE_KINDS,
+    tests: bool = False,
 ) -> SystemMap:
     """The map of ``repo``'s indexed code, or of the folder ``focus`` with the parts
-    beyond it that its arrows reach."""
+    beyond it that its arrows reach; test files only with ``tests``."""
     sizes = store.file_sizes()
-    root = build_tree(sizes)
+    root = build_tree(sizes, tests)
     top = find_folder(root, focus)
     units = cut(top, max_boxes)
     inside = [(u, box_of(u, top.path)) for u in units]
@@ -94,6 +119,8 @@ def system_map(
     else:
         arrows = arrows_between(edges, owner)
     boxes: tuple[Box, ...] = tuple(b for _, b in inside)
+    arrows = choose_drawn(arrows, len(boxes))
+    code = build_tree(sizes, tests=True).all_files()
     stats = Stats(
         files=len(own_files),
         file_edges=file_pairs(
@@ -101,6 +128,8 @@ def system_map(
         ),
         boxes=len(boxes),
         arrows=len(arrows),
+        drawn=sum(a.drawn for a in arrows),
+        test_files=0 if tests else sum(1 for f in code if is_test_path(f.path)),
     )
     opened = tuple(p for p in openable(root) if p == top.path or p.startswith(f"{top.path}/"))
     return SystemMap(
