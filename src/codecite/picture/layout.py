@@ -25,8 +25,9 @@ from .ordering import Arc, assign_rows, crossings_between, order_for_cycles, ord
 GAP_X = 28.0
 GAP_Y = 64.0
 MARGIN = 16.0
-#: Room a long arrow's bend takes in a row it crosses.
-BEND_WIDTH = 14.0
+#: Room a long arrow's bend takes in a row it crosses, and the gap beside one.
+BEND_WIDTH = 10.0
+BEND_GAP = 6.0
 #: Passes pulling boxes towards their neighbours' x.
 PULL_PASSES = 8
 
@@ -221,7 +222,11 @@ def _fit(
     n = len(row)
     if not n:
         return
-    gap = [(width[row[i]] + width[row[i + 1]]) / 2 + GAP_X for i in range(n - 1)]
+    gap = [
+        (width[row[i]] + width[row[i + 1]]) / 2
+        + (GAP_X if min(width[row[i]], width[row[i + 1]]) > BEND_WIDTH else BEND_GAP)
+        for i in range(n - 1)
+    ]
     right = list(want)
     for i in range(1, n):
         right[i] = max(right[i], right[i - 1] + gap[i - 1])

@@ -63,6 +63,8 @@ class Box:
     outside: bool = False
     #: Its largest files, cited whole (``path:1-N``): where to start reading it.
     evidence: tuple[str, ...] = ()
+    #: A file box's folder, relative to the map's focus ("" in the focus itself).
+    folder: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +79,7 @@ class Box:
             "parts": self.parts,
             "outside": self.outside,
             "citations": list(self.evidence),
+            "folder": self.folder,
         }
 
 

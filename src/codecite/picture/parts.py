@@ -216,7 +216,17 @@ def box_of(unit: Unit, top: str, outside: bool = False) -> Box:
         parts=parts,
         outside=outside,
         evidence=tuple(cite(f.path, 1, max(f.lines, 1)) for f in files[:BOX_CITATIONS]),
+        folder=_folder(unit.key, top) if kind == "file" else "",
     )
+
+
+def _folder(path: str, top: str) -> str:
+    """The folder of ``path`` relative to the focus ``top`` ("" when it is ``top``;
+    "top level" for a file at the repository's root)."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    if top and (folder == top or folder.startswith(top + "/")):
+        return folder[len(top) + 1 :]
+    return folder or "top level"
 
 
 def owner_index(units: Sequence[tuple[Unit, Box]]) -> dict[str, str]:

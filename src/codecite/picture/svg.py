@@ -43,8 +43,7 @@ ArrowLink = Callable[[Arrow], str | None]
 def detail(box: Box) -> str:
     """The second line of a box: how much code it holds (a file: and where)."""
     if box.kind == "file":
-        folder = box.id.rsplit("/", 1)[0] if "/" in box.id else "top level"
-        return f"{box.lines:,} lines · {folder}"
+        return f"{box.lines:,} lines" + (f" · {box.folder}" if box.folder else "")
     files = f"{box.files:,} file{'s' if box.files != 1 else ''}"
     return f"{files} · {box.lines:,} lines"
 
@@ -75,7 +74,7 @@ def fit(text: str, room: float, char: float) -> str:
 def _fitted_detail(box: Box, room: float) -> str:
     """A box's second line fitted to ``room``: a file's folder is cut, never its size."""
     text = detail(box)
-    if box.kind != "file" or len(text) * DETAIL_CHAR <= room:
+    if box.kind != "file" or not box.folder or len(text) * DETAIL_CHAR <= room:
         return fit(text, room, DETAIL_CHAR)
     size, folder = text.split(" · ", 1)
     return f"{size} · {fit(folder, room - (len(size) + 3) * DETAIL_CHAR, DETAIL_CHAR)}"
