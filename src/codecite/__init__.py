@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .errors import CodeciteError, Interrupted, UserError
     from .filters import Filters
     from .picture.draw import MAP_FORMATS, draw_map, draw_neighbourhood
-    from .picture.model import Neighbourhood, SystemMap
+    from .picture.model import Arrow, Box, Neighbourhood, SystemMap
     from .progress import Progress
     from .retrieve.types import FileHit, Hit, SearchResult
     from .types import Chunk, Edge, IndexReport
@@ -74,6 +74,8 @@ _EXPORTS = {
     "MAP_FORMATS": "picture.draw",
     "draw_map": "picture.draw",
     "draw_neighbourhood": "picture.draw",
+    "Arrow": "picture.model",  # an arrow of a SystemMap
+    "Box": "picture.model",  # a box of a SystemMap
     "Neighbourhood": "picture.model",
     "SystemMap": "picture.model",
     "IndexReport": "types",
@@ -125,6 +127,8 @@ __version__ = "0.1.0"
 __all__ = [
     "LLM",
     "Answer",
+    "Arrow",
+    "Box",
     "Chunk",
     "Citation",
     "CodeciteError",

@@ -138,7 +138,7 @@ def _box(box: Box, at: Placed, fill: str, largest: int, href: str | None) -> str
         f"<rect x='{x + 8:.1f}' y='{y + h - 9:.1f}' width='{bar:.1f}' height='3' rx='1.5' "
         f"fill='#64748b' opacity='0.6'/>"
     )
-    data = f"data-id={quoteattr(box.id)} data-kind='{box.kind}'"
+    data = f"data-id={quoteattr(box.id)} data-kind='{box.kind}' data-lines='{box.lines}'"
     cites = quoteattr(" ".join(box.evidence))
     return f"<g class='box' {data} data-citations={cites}>{_linked(inner, href)}</g>"
 
