@@ -204,3 +204,18 @@ def test_layout_survives_cycles_and_points_arrows_down() -> None:
     back = next(r for r in layout.routes if (r.src, r.dst) == ("c", "a"))
     assert back.points[0][1] > back.points[-1][1]  # drawn from c (below) up to a
     assert count_crossings(layout.routes) == 0
+
+
+def test_postgresql_draws_the_same_map(shop: Path, pg_url: str) -> None:
+    """The GraphOverview of the PostgreSQL store (a migrated copy of the same index)
+    gives the same files, edges and map as SQLite's."""
+    from codecite.api import migrate_index
+
+    migrate_index(shop / ".codecite", pg_url)
+    with codecite.open_index(shop, create=False) as lite:
+        sizes, edges = lite.store.file_sizes(), lite.store.path_edges(("imports", "calls"))
+        expected = lite.map(tests=True).to_json()
+    with codecite.open_index(shop, create=False, overrides={"store": pg_url}) as pg:
+        assert pg.store.file_sizes() == sizes
+        assert pg.store.path_edges(("imports", "calls")) == edges
+        assert pg.map(tests=True).to_json() == expected

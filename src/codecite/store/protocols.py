@@ -187,18 +187,23 @@ class PathEdge(NamedTuple):
     dst_qualname: str
 
 
+def path_edge_order(e: PathEdge) -> tuple[str, int, str, str, int, str]:
+    """The one order of :meth:`GraphOverview.path_edges` (code points, not a database's
+    collation): an arrow's evidence is its first edges in it, on every backend."""
+    return (e.src_path, e.line, e.dst_path, e.kind, e.src_start, e.dst_qualname)
+
+
 @runtime_checkable
 class GraphOverview(Protocol):
     """The whole graph at once, by file (``codecite map``): one query each, however
     big the repository."""
 
     def file_sizes(self) -> list[FileSize]:
-        """Every file that has chunks, ordered by path."""
+        """Every file that has chunks, ordered by path (code points)."""
         ...
 
     def path_edges(self, kinds: Sequence[str]) -> list[PathEdge]:
-        """Every edge of ``kinds`` whose two ends exist, ordered by (src path, line, dst
-        path, kind)."""
+        """Every edge of ``kinds`` whose two ends exist, in :func:`path_edge_order`."""
         ...
 
 

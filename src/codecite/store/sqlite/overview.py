@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..protocols import FileSize, PathEdge
+from ..protocols import FileSize, PathEdge, path_edge_order
 from .base import Tables
 
 
@@ -38,7 +38,4 @@ class OverviewTables(Tables):
             s, d = ends.get(src), ends.get(dst)
             if s is not None and d is not None:
                 out.append(PathEdge(s[0], d[0], kind, line, s[1], s[2], s[3], d[3]))
-        out.sort(
-            key=lambda e: (e.src_path, e.line, e.dst_path, e.kind, e.src_start, e.dst_qualname)
-        )
-        return out
+        return sorted(out, key=path_edge_order)
