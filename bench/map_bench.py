@@ -1,7 +1,7 @@
 """The system map's layout, measured (issue 40 part 5): run by hand on indexed
 repositories.
 
-    python bench/map_bench.py REPO [REPO ...] [--out DIR] [--png] [--json]
+    python bench/map_bench.py REPO [REPO ...] [--index] [--out DIR] [--png] [--json]
 
 For each repository (already indexed: ``codecite index REPO``; ``--index`` builds a
 keyword + graph index first, no vectors):
@@ -236,9 +236,16 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("map-bench"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--png", action="store_true")
+    parser.add_argument(
+        "--index", action="store_true", help="index each repository first (no vectors)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.index:
+        for root in args.repos:
+            with codecite.open_index(root, overrides={"static_tier": False}) as idx:
+                idx.update(embed=False)
     results = [measure(r.resolve(), args.out, args.runs, args.png) for r in args.repos]
     if args.json:
         json.dump(results, sys.stdout, indent=1)

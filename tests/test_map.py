@@ -176,6 +176,12 @@ def test_the_cli_writes_each_format_and_explains_a_bad_focus(shop: Path, tmp_pat
     assert all(e["citations"] and e["weight"] >= 1 for e in data["edges"])
     done = run_cli("map", str(shop), "-f", "mermaid", "--max-boxes", "3")
     assert done.returncode == 0 and done.stdout.startswith("flowchart TB")
+    done = run_cli("map", str(shop), "--links", "https://forge.test/shop/blob/main/", "-f", "svg")
+    assert done.returncode == 0, done.stderr
+    assert 'href="https://forge.test/shop/blob/main/shop/orders.py"' in done.stdout
+    assert re.search(
+        r'href="https://forge.test/shop/blob/main/shop/\w+\.py#L\d+-L\d+"', done.stdout
+    )
     done = run_cli("map", str(shop), "--focus", "nowhere")
     assert done.returncode == 1
     assert "no part of the indexed code; parts: shop" in done.stderr

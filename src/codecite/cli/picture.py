@@ -5,13 +5,16 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from ..errors import PathError
 from ._shared import IndexOpt, RepoArg, app, emit_json, err, open_for_query
+
+if TYPE_CHECKING:
+    from .. import Arrow, Box
 
 
 class MapFormat(StrEnum):
@@ -53,6 +56,15 @@ def map_command(
         int,
         typer.Option("--max-boxes", min=2, max=200, help="Parts drawn at most."),
     ] = 25,
+    links: Annotated[
+        str,
+        typer.Option(
+            "--links",
+            help="Link boxes and arrows to the code under this address (e.g. "
+            "https://github.com/ORG/REPO/blob/main, or a path relative to the output): "
+            "a box to its folder or file, an arrow to its first import or call (#Lstart-Lend).",
+        ),
+    ] = "",
 ) -> None:
     """Draw the system map: the repository's parts (folders, files) as boxes sized by
     their code, and the imports and calls between them as arrows (wider: more). Deeper
@@ -68,7 +80,13 @@ def map_command(
         return
     from .. import draw_map
 
-    text = draw_map(system, fmt.value)
+    base = links.rstrip("/")
+    text = draw_map(
+        system,
+        fmt.value,
+        box_link=(lambda b: _box_link(base, b)) if base else None,
+        arrow_link=(lambda a: _arrow_link(base, a)) if base else None,
+    )
     if output is None:
         sys.stdout.write(text)
         return
@@ -101,3 +119,17 @@ def map_command(
             else f"[dim]open a part: codecite map --focus {escape(inner[0])}[/dim]",
             soft_wrap=True,
         )
+
+
+def _box_link(base: str, box: Box) -> str | None:
+    """A box's folder or file under ``base`` (a lump of small parts: none)."""
+    if box.kind == "other":
+        return None
+    return f"{base}/{box.id.removesuffix('/*')}"
+
+
+def _arrow_link(base: str, arrow: Arrow) -> str | None:
+    if not arrow.evidence:
+        return None
+    e = arrow.evidence[0]
+    return f"{base}/{e.path}#L{e.start_line}-L{e.end_line}"
