@@ -130,6 +130,16 @@ def test_an_unknown_focus_names_the_parts_there_are(index) -> None:
         index.map(focus="shop/orders.py")
 
 
+def test_an_index_without_code_says_there_is_nothing_to_draw(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# Notes\n\nNo code here.\n")
+    (tmp_path / "test_only.py").write_text("def test_x():\n    assert True\n")
+    done = run_cli("index", str(tmp_path), "--no-embed")
+    assert done.returncode == 0, done.stderr
+    done = run_cli("map", str(tmp_path))
+    assert done.returncode == 1
+    assert "no code in the index" in done.stderr and "--tests" in done.stderr
+
+
 def test_svg_has_a_box_per_part_and_an_arrow_per_dependency_each_cited(index) -> None:
     system = index.map()
     links: list[str] = []

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..answer.prompt import fence_for
+from ..errors import UserError
+from ..graph.testmap import is_test_path
 from ..picture.mermaid import map_mermaid, neighbourhood_mermaid
 from ..picture.neighbourhood import file_neighbourhood
 from ..picture.system import MAP_EDGE_KINDS, system_map
@@ -32,7 +34,11 @@ def map_section(index: Source, scope: str, is_file: bool, page_link: PageLink) -
     """The "Map" section of the index page: the parts of ``scope`` (a folder; a file's
     folder) and the imports and calls between them ([] when there is one part only)."""
     folder = scope.rsplit("/", 1)[0] if is_file and "/" in scope else ("" if is_file else scope)
-    system = system_map(index.store, index.repo, folder)
+    try:
+        in_tests = is_test_path(folder + "/x")  # documenting a tests folder: draw its tests
+        system = system_map(index.store, index.repo, folder, tests=in_tests)
+    except UserError:  # no code the map draws there
+        return []
     if len(system.boxes) < 2:
         return []
     text = map_mermaid(system, lambda box: page_link(box.id) if box.kind == "file" else None)

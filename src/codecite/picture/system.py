@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..errors import UserError
 from ..graph.testmap import is_test_path
 from ..store.protocols import GraphOverview, PathEdge
 from .model import Arrow, Box, Evidence, Stats, SystemMap
@@ -98,6 +99,12 @@ def system_map(
     beyond it that its arrows reach; test files only with ``tests``."""
     sizes = store.file_sizes()
     root = build_tree(sizes, tests)
+    if not root.parts():
+        tested = " (test files only: draw them with --tests)" if not tests and sizes else ""
+        raise UserError(
+            f"no code in the index of {repo} to draw{tested}; documentation and "
+            "configuration files are not part of the map"
+        )
     top = find_folder(root, focus)
     units = cut(top, max_boxes)
     inside = [(u, box_of(u, top.path)) for u in units]
