@@ -101,3 +101,16 @@ def test_docs_draw_the_map_on_the_index_page_and_each_modules_neighbourhood(
     assert nodes[0] == "shop/orders.py" and len(nodes) == len(set(nodes))
     assert {"shop/payments.py", "tests/test_orders.py"} <= set(nodes)
     assert 'href "payments.py.md"' in hood[0]
+
+
+def test_what_breaks_answers_carry_the_picture_of_the_impact(index) -> None:
+    answer = index.ask("What breaks if I change apply_loyalty_discount?", llm=None)
+    assert answer.shape == "impact"
+    picture = answer.to_json()["picture"]
+    assert picture.startswith("flowchart LR")
+    assert '[["apply_loyalty_discount"]]' in picture and '"checkout"' in picture
+    assert "-.->|tests|" in picture  # the tests that would notice
+    labels = re.findall(r'"([^"]+)"', picture)
+    assert "discount_rate_for_tier" not in labels  # what it calls is not what breaks
+    other = index.ask("How is the loyalty discount computed?", llm=None)
+    assert other.picture == ""

@@ -81,6 +81,9 @@ class Answer:
     blocks: list[AnswerBlock] = field(default_factory=list)
     #: The evidence lines selected for the question (what an LLM's prompt leads with).
     evidence: list[Evidence] = field(default_factory=list, repr=False)
+    #: For "what breaks if I change X" (extractive): X, its callers two hops out and
+    #: its tests, as a Mermaid diagram; "" otherwise.
+    picture: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """``ask --json`` (DESIGN.md section 8), plus the answer's shape, lead, blocks,
@@ -96,6 +99,7 @@ class Answer:
             "confidence": self.confidence,
             "signals": self.signals,
             "shape": self.shape,
+            "picture": self.picture,
             "llm": self.llm,
             "llm_reason": self.llm_reason,
             "intent": self.intent,
@@ -207,7 +211,7 @@ class Answerer:
                 self.searcher.store, lines, self.config.answer.answer_max_blocks
             ).answer(shape, hits, evidence, info.identifiers)
             answer.answer, answer.lead = extract.text, extract.lead
-            answer.blocks = extract.blocks
+            answer.blocks, answer.picture = extract.blocks, extract.picture
             self._check(answer, [*_blocks(hits), *extract.context])
         else:  # the model sees the evidence's chunks first, then the best of the rest
             answer.sources = pack(

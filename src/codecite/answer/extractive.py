@@ -18,6 +18,8 @@ from typing import Any
 
 from ..filters import Filters
 from ..graph.testmap import is_test_path, subject_stem
+from ..picture.mermaid import neighbourhood_mermaid
+from ..picture.neighbourhood import neighbourhood
 from ..retrieve.expand import GraphStore
 from ..retrieve.types import Hit
 from ..types import Chunk
@@ -106,6 +108,9 @@ class Extract:
     blocks: list[AnswerBlock] = field(default_factory=list)
     #: Chunks beyond the hits the answer drew on (graph neighbours), for the check.
     context: list[Block] = field(default_factory=list)
+    #: "What breaks if I change X": X, its callers (two hops) and its tests, as a
+    #: Mermaid diagram ("" for other questions).
+    picture: str = ""
 
 
 def describe(chunk: Chunk) -> str:
@@ -166,6 +171,9 @@ class ExtractiveAnswerer:
             subject = None  # what the lead's own definition calls, or nothing
         if subject is not None and shape.kind in ("impact", "tests", "how"):
             facts, graph_blocks = self._graph(subject, shape, hits, out)
+        if subject is not None and shape.kind == "impact":
+            hood = neighbourhood(self.store, [subject], impact=True)
+            out.picture = neighbourhood_mermaid(hood) if len(hood.nodes) > 1 else ""
         if shape.kind == "tests":  # the tests found for the question's words lead
             found = self._retrieved_tests(evidence, out, shape)
             if found:

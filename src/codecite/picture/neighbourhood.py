@@ -86,10 +86,16 @@ class _Builder:
 
 
 def neighbourhood(
-    graph: GraphSource, chunks: Sequence[Chunk], members: Sequence[Chunk] = (), hops: int = 2
+    graph: GraphSource,
+    chunks: Sequence[Chunk],
+    members: Sequence[Chunk] = (),
+    hops: int = 2,
+    impact: bool = False,
 ) -> Neighbourhood:
     """The neighbourhood of the definition made of ``chunks`` (a class: with its
-    ``members``), ``hops`` (1 or 2) out; tests one hop out."""
+    ``members``), ``hops`` (1 or 2) out; tests one hop out. ``impact``: only what a
+    change of it reaches (its callers, theirs, and the tests), for "what breaks if I
+    change X"."""
     head = chunks[0]
     ids = [c.id for c in chunks]
     every = ids + [m.id for m in members]
@@ -98,8 +104,8 @@ def neighbourhood(
     tests = b.grow(head, every, "tests", "test", 1, FIRST_HOP)
     b.own |= {t.id for t in tests}  # a test that calls it is drawn once, as its test
     callers = b.grow(head, every, "calls", "caller", 1, FIRST_HOP)
-    callees = b.grow(head, ids, "calls", "callee", 1, FIRST_HOP)
-    bases = b.grow(head, ids, "inherits", "base", 1, FIRST_HOP)
+    callees = [] if impact else b.grow(head, ids, "calls", "callee", 1, FIRST_HOP)
+    bases = [] if impact else b.grow(head, ids, "inherits", "base", 1, FIRST_HOP)
     if hops >= 2:
         b.own |= set(b.nodes)
         for role, kind, found in (
