@@ -199,15 +199,21 @@ def test_the_cli_writes_each_format_and_explains_a_bad_focus(shop: Path, tmp_pat
 
 
 def test_crossing_reduction_untangles_what_the_first_order_crosses() -> None:
-    # two rows: a1 a2 a3 above b3 b2 b1, each ai → bi: 3 crossings in the given order
-    sizes = [Size(n, 80, 40) for n in ("a1", "a2", "a3", "b3", "b2", "b1")]
-    arcs = [("a1", "b1", 1), ("a2", "b2", 1), ("a3", "b3", 1)]
+    # top above a1 a2 a3 above b3 b2 b1, each ai → bi: 3 crossings in the given order
+    sizes = [Size(n, 80, 40) for n in ("top", "a1", "a2", "a3", "b3", "b2", "b1")]
+    arcs = [("top", "a1", 1), ("top", "a2", 1), ("top", "a3", 1)]
+    arcs += [("a1", "b1", 1), ("a2", "b2", 1), ("a3", "b3", 1)]
     assert crossings_between(["a1", "a2", "a3"], ["b3", "b2", "b1"], [(s, d) for s, d, _ in arcs])
     plain = layered_layout(sizes, arcs, reduce=False)
     ordered = layered_layout(sizes, arcs)
     assert plain.crossings() == 3
     assert ordered.crossings() == 0
     assert grid_layout(sizes, arcs).crossings() >= 0
+    # parts no arc joins are laid out apart, side by side: none crosses another
+    apart = layered_layout(sizes[1:], arcs[3:], reduce=False)
+    assert apart.crossings() == 0
+    xs = {p.id: p.x for p in apart.boxes}
+    assert xs["a1"] < xs["a2"] < xs["a3"]
 
 
 def test_layout_survives_cycles_and_points_arrows_down() -> None:

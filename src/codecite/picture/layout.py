@@ -73,6 +73,8 @@ class Layout:
         return count_crossings(self.routes)
 
 
+#: Width a picture of several unjoined parts fills before it puts the next one below.
+PACK_WIDTH = 1400.0
 #: Boxes a row holds at most, by default (a layout that stays readable on a phone
 #: scrolls down, not sideways).
 MAX_ROW = 6
@@ -121,7 +123,74 @@ def layered_crossings(
 def layered_layout(
     sizes: Sequence[Size], arcs: Sequence[Arc], *, reduce: bool = True, max_row: int = MAX_ROW
 ) -> Layout:
-    """Boxes in rows, each arc pointing down (see the module's docstring)."""
+    """Boxes in rows, each arc pointing down (see the module's docstring). Parts that no
+    arc joins are laid out each on its own, largest first, side by side up to
+    ``PACK_WIDTH`` and then below (boxes with no arc at all last): no empty band between
+    them, and a picture that stays about as wide as a screen."""
+    groups = _components(sizes, arcs)
+    if len(groups) <= 1:
+        return _layered_one(sizes, arcs, reduce, max_row)
+    parts = []
+    for ids in groups:
+        sub = [s for s in sizes if s.id in ids]
+        parts.append(_layered_one(sub, [a for a in arcs if a[0] in ids], reduce, max_row))
+    return _pack(parts, [s.id for s in sizes])
+
+
+def _components(sizes: Sequence[Size], arcs: Sequence[Arc]) -> list[set[str]]:
+    """The boxes joined by arcs, in groups (largest first), then the boxes with none."""
+    parent = {s.id: s.id for s in sizes}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    linked: set[str] = set()
+    for a, b, _ in arcs:
+        if a != b:
+            linked |= {a, b}
+            parent[root(a)] = root(b)
+    groups: dict[str, set[str]] = defaultdict(set)
+    for s in sizes:
+        if s.id in linked:
+            groups[root(s.id)].add(s.id)
+    ordered = sorted(groups.values(), key=lambda g: (-len(g), min(g)))
+    lone = {s.id for s in sizes if s.id not in linked}
+    return ordered + ([lone] if lone else [])
+
+
+def _pack(parts: list[Layout], order: list[str]) -> Layout:
+    """Layouts side by side in shelves at most ``PACK_WIDTH`` wide (or the widest one)."""
+    limit = max([PACK_WIDTH, *(p.width for p in parts)])
+    x = y = shelf = 0.0
+    placed: dict[str, Placed] = {}
+    routes: list[Route] = []
+    for part in parts:
+        if x > 0 and x + part.width > limit:
+            x, y, shelf = 0.0, y + shelf, 0.0
+        for b in part.boxes:
+            placed[b.id] = Placed(b.id, b.x + x, b.y + y, b.width, b.height)
+        for r in part.routes:
+            routes.append(Route(r.src, r.dst, tuple((px + x, py + y) for px, py in r.points)))
+        x, shelf = x + part.width, max(shelf, part.height)
+    width = max((p.width + x0 for p, x0 in _extents(parts, placed)), default=0.0)
+    return Layout(width, y + shelf, tuple(placed[i] for i in order), tuple(routes))
+
+
+def _extents(parts: list[Layout], placed: dict[str, Placed]) -> list[tuple[Layout, float]]:
+    """Each part with the x it was moved by (from one of its boxes)."""
+    out = []
+    for part in parts:
+        if part.boxes:
+            first = part.boxes[0]
+            out.append((part, placed[first.id].x - first.x))
+    return out
+
+
+def _layered_one(sizes: Sequence[Size], arcs: Sequence[Arc], reduce: bool, max_row: int) -> Layout:
+    """One layered layout of all the boxes (those with no arc in rows at the bottom)."""
     by_id = {s.id: s for s in sizes}
     r = _layered_rows(sizes, arcs, reduce, max_row)
     rows = r.rows + [r.lone[i : i + max_row] for i in range(0, len(r.lone), max_row)]
