@@ -16,7 +16,7 @@ FLOORS: list[set[str]] = [
     {"errors", "types", "identifiers", "_http", "progress", "config"},
     {"chunking", "graph", "scrub", "walk", "filetext", "filters", "embed", "store"},
     {"question"},  # a question read once, below retrieval and answers (issue 38)
-    {"index", "retrieve", "answer"},
+    {"index", "retrieve", "answer", "picture"},
     {"explain"},
     {"api", "__init__"},  # the door
     {"server", "integrations", "evaluate"},  # clients of the door

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .config import Config, Endpoint, load_config
     from .errors import CodeciteError, Interrupted, UserError
     from .filters import Filters
+    from .picture.draw import MAP_FORMATS, draw_map, draw_neighbourhood
+    from .picture.model import Arrow, Box, Neighbourhood, SystemMap
     from .progress import Progress
     from .retrieve.types import FileHit, Hit, SearchResult
     from .types import Chunk, Edge, IndexReport
@@ -69,6 +71,13 @@ _EXPORTS = {
     "Interrupted": "errors",
     "UserError": "errors",
     "Filters": "filters",
+    "MAP_FORMATS": "picture.draw",
+    "draw_map": "picture.draw",
+    "draw_neighbourhood": "picture.draw",
+    "Arrow": "picture.model",  # an arrow of a SystemMap
+    "Box": "picture.model",  # a box of a SystemMap
+    "Neighbourhood": "picture.model",
+    "SystemMap": "picture.model",
     "IndexReport": "types",
     "Progress": "progress",
     "FileHit": "retrieve.types",
@@ -118,6 +127,8 @@ __version__ = "0.1.0"
 __all__ = [
     "LLM",
     "Answer",
+    "Arrow",
+    "Box",
     "Chunk",
     "Citation",
     "CodeciteError",
@@ -133,9 +144,13 @@ __all__ = [
     "IndexStatus",
     "Interrupted",
     "LLMChoice",
+    "Neighbourhood",
     "Progress",
     "SearchResult",
+    "SystemMap",
     "UserError",
+    "draw_map",
+    "draw_neighbourhood",
     "find_index",
     "index_exists",
     "is_shared_store",
@@ -151,6 +166,7 @@ __all__ += [
     "CHUNK_KINDS",
     "EXTRACTIVE",
     "LANGUAGES",
+    "MAP_FORMATS",
     "MAX_K",
     "RELATIONS",
     "SYMBOL_LIMIT",

@@ -28,6 +28,7 @@ from .errors import (
 from .filetext import DEFAULT_MAX_LINES, FileLines, clean_path, display_lines, select
 from .filters import Filters
 from .index.freshness import Freshness, Tracker
+from .picture.system import MAX_BOXES
 from .progress import ProgressFn
 from .retrieve import Searcher
 from .retrieve.types import FileHit, Hit, SearchResult, mark_stale_result
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from .answer.llm import LLM, LLMChoice
     from .explain import Explanation
     from .index.background import EmbeddingState
+    from .picture.model import SystemMap
     from .types import IndexReport
 
 
@@ -595,6 +597,22 @@ class Index:
         from .explain import explain
 
         return explain(self, target, llm=llm)
+
+    def map(self, focus: str = "", max_boxes: int = MAX_BOXES, tests: bool = False) -> SystemMap:
+        """The system map: the repository's parts (folders, files) as boxes sized by
+        their code, and the imports and calls between them as arrows weighted by how
+        many, each cited ``path:start-end``; at most ``max_boxes`` parts (deeper folders
+        collapsed). ``focus`` opens one folder (a :class:`UserError` names the parts there
+        are when it names none); the parts beyond it that its arrows reach are kept,
+        marked ``outside``. Test files are left out unless ``tests``. The heaviest arrows
+        (and each box's heaviest in and out) are marked ``drawn``; the JSON has them all.
+        Render with :func:`codecite.draw_map`."""
+        from .picture.system import system_map
+
+        if not 2 <= max_boxes <= 200:
+            raise UserError(f"max_boxes must be between 2 and 200, got {max_boxes}")
+        with self.store.reporting_damage():
+            return system_map(self.store, self.repo, focus, max_boxes, tests=tests)
 
     def write_prose(self, explanation: Explanation, llm: LLM) -> None:
         """Have ``llm`` write the prose of an offline :meth:`explain` result from its facts

@@ -72,6 +72,9 @@ class Answer:
     shape: str = ""
     lead: str = ""
     blocks: list[AnswerBlock] = field(default_factory=list)
+    #: For "what breaks if I change X" (extractive): X, its callers two hops out and
+    #: its tests, as a Mermaid diagram; "" otherwise.
+    picture: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """``ask --json`` (DESIGN.md section 8), plus the answer's shape, lead, blocks,
@@ -87,6 +90,7 @@ class Answer:
             "confidence": self.confidence,
             "signals": self.signals,
             "shape": self.shape,
+            "picture": self.picture,
             "llm": self.llm,
             "llm_reason": self.llm_reason,
             "intent": self.intent,
@@ -206,6 +210,7 @@ class Answerer:
         elif llm is None:
             extract = composed.extract
             answer.answer, answer.lead, answer.blocks = extract.text, extract.lead, extract.blocks
+            answer.picture = extract.picture
             self._check(answer, [*_blocks(hits), *extract.context])
         else:  # the model sees the ordered hits, packed to the answer's budget
             answer.sources = pack(

@@ -178,6 +178,9 @@ class Extract:
     blocks: list[AnswerBlock] = field(default_factory=list)
     #: Chunks beyond the hits the answer drew on (graph neighbours), for the check.
     context: list[Block] = field(default_factory=list)
+    #: "What breaks if I change X": X, its callers (two hops) and its tests, as a
+    #: Mermaid diagram ("" for other questions).
+    picture: str = ""
 
 
 #: What a block's role says of it, where that helps the reader.

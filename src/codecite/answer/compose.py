@@ -162,6 +162,7 @@ def compose(
     if subject is not None:
         found = graph.impact(subject, hits, terms)
         out.extract.context += found.context
+        out.extract.picture = graph.picture(subject)
         facts = found.sentences
         callers = found.callers[:MAX_CALLERS]
         if callers:  # the callers at their call sites lead, code before tests

@@ -100,6 +100,7 @@ from . import (  # noqa: E402, F401
     indexing,
     mcp,
     migrate,
+    picture,
     query,
     serve,
     tokens,

@@ -51,6 +51,7 @@ from . import (
     verbatim,
 )
 from .markdown import render
+from .pictures import FileEdges, file_edges, map_section, neighbourhood_section
 
 if TYPE_CHECKING:
     from .source import Source
@@ -207,6 +208,7 @@ class _Site:
         self, index: Source, out: Path, modules: dict[str, list[tuple[Chunk, ...]]]
     ) -> None:
         self.root, self.out = index.root, out
+        self.modules = set(modules)
         #: (page, anchor) of each documented definition, by its head chunk's id.
         self.anchors: dict[str, tuple[str, str]] = {}
         #: The same by (path, qualname): the first of several (overloads) for links.
@@ -237,6 +239,10 @@ class _Site:
 
     def page(self, page: str, target: str) -> str:
         return self.relative(self.out / target, page)
+
+    def module_page(self, page: str, path: str) -> str | None:
+        """A link to a module's page, or None when it has none."""
+        return self.page(page, _page_of(path)) if path in self.modules else None
 
 
 def write_docs(
@@ -277,13 +283,14 @@ def write_docs(
     site = _Site(index, out, modules)
     pages: dict[str, str] = {}
     summaries: list[tuple[str, str, list[Explanation]]] = []
+    edges = file_edges(index)
     for number, (module, definitions) in enumerate(modules.items(), start=1):
         explanations = [build(index, d) for d in definitions]
         for e in explanations:
             check(e)
             report.flags += [f"{e.symbol.path}::{e.symbol.qualname}: {f}" for f in e.flags]
         page = _page_of(module)
-        pages[page] = _module_page(index, site, module, page, explanations)
+        pages[page] = _module_page(index, site, module, page, explanations, edges)
         summaries.append((module, _module_summary(index, module), explanations))
         report.symbols += len(explanations)
         if on_progress is not None:
@@ -349,13 +356,19 @@ def _module_doc(index: Source, site: _Site, module: str, page: str) -> list[str]
 
 
 def _module_page(
-    index: Source, site: _Site, module: str, page: str, explanations: list[Explanation]
+    index: Source,
+    site: _Site,
+    module: str,
+    page: str,
+    explanations: list[Explanation],
+    edges: FileEdges,
 ) -> str:
     home = site.page(page, INDEX_PAGE)
     source = site.relative(site.root / module, page)
     out = [GENERATED, f"# {code_span(module)}", ""]
     out += [f"[All modules]({home}) · source: [{module}]({source})", ""]
     out += _module_doc(index, site, module, page)
+    out += neighbourhood_section(module, edges, lambda path: site.module_page(page, path))
     out += ["Contents:", ""]
     for e in explanations:
         summary = e.summary.text if not e.summary.text.endswith("(it has no doc comment).") else ""
@@ -367,11 +380,12 @@ def _module_page(
         _, anchor = site.anchors[e.symbol.id]
         out += [f'<a id="{anchor}"></a>', ""]
         out.append(
-            render(
+            render(  # the module page draws its neighbourhood once, at the top
                 e,
                 level=2,
                 link=lambda p, s, t: site.source(page, p, s, t),
                 symbol_link=lambda p, q: site.symbol(page, p, q),
+                diagram=False,
             )
         )
     return "\n".join(out).rstrip() + "\n"
@@ -396,9 +410,10 @@ def _index_page(
         "Every statement cites the code it comes from as `path:start-end`, linked to those "
         "lines; usage examples are real call sites and tests found in the code graph.",
         "",
-        "## Modules",
-        "",
     ]
+    is_file = (index.root / rel).is_file() if rel else False
+    out += map_section(index, rel, is_file, lambda path: site.module_page(INDEX_PAGE, path))
+    out += ["## Modules", ""]
     for module, summary, explanations in modules:
         count = f"{len(explanations)} symbol{'s' if len(explanations) != 1 else ''}"
         link = f"[{code_span(module)}]({site.page(INDEX_PAGE, _page_of(module))})"

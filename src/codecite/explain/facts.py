@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..answer.citations import Block
+from ..picture.neighbourhood import neighbourhood
 from ..types import Chunk
 from .doc_comment import DocInfo, parse_doc, plain_name, split_summary, summary_of
 from .graph import callees_of, callers_of, members_of, tests_of
@@ -44,7 +45,9 @@ def build(index: Source, chunks: Sequence[Chunk], target: str = "") -> Explanati
     members = members_of(index, head)
     summary, details = _summary(head, doc, lines, span)
     tests, tests_total, test_ids = tests_of(index, [*chunks, *members], head.name)
-    callers, callers_total = callers_of(index, chunks, test_ids)
+    # a class is used where it is constructed and where its methods are called
+    called = [*chunks, *members] if head.kind == "class" else chunks
+    callers, callers_total = callers_of(index, called, test_ids)
     calls = callees_of(index, chunks, lines)
     listed = members[: MAX_LISTED * 3]
     expl = Explanation(
@@ -60,6 +63,7 @@ def build(index: Source, chunks: Sequence[Chunk], target: str = "") -> Explanati
         tests=[case for case, _ in tests],
         tests_total=tests_total,
         members=[Link(m.qualname, m.kind, summary_of(m), whole(m)) for m in listed],
+        neighbourhood=neighbourhood(index.store, chunks, members),
     )
     _add_signature_facts(expl, chunks, members, doc, lines, span)
     expl.sources = [

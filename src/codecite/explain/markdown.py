@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING
 
 from ..answer.citations import cite
 from ..answer.prompt import fence_for
+from ..picture.mermaid import neighbourhood_mermaid
 from .limits import MAX_EDGES
 from .scan import norm
 
 if TYPE_CHECKING:
+    from ..picture.model import Neighbourhood
     from .model import Cited, Exit, Explanation
 
 #: Writes a citation (path, first line, last line) as markdown: ``cite`` by default.
@@ -96,8 +98,10 @@ def render(
     level: int = 2,
     link: CitationLink | None = None,
     symbol_link: SymbolLink | None = None,
+    diagram: bool = True,
 ) -> str:
-    """The markdown of :meth:`Explanation.to_markdown`."""
+    """The markdown of an explanation; with ``diagram``, its neighbourhood last, as a
+    Mermaid diagram (callers and tests on the left, callees and bases on the right)."""
     page = _Page(link, symbol_link)
     s, sub = expl.symbol, "#" * (level + 1) + " "
     owner = f" of {page.name(s.path, s.parent)}" if s.parent else ""
@@ -115,8 +119,19 @@ def render(
         page.add(expl.prose.strip(), "")
     else:
         _facts(expl, page, sub)
+    if diagram and expl.neighbourhood and len(expl.neighbourhood.nodes) > 1:
+        page.add(f"{sub}Neighbourhood", "", *_diagram(expl.neighbourhood), "")
     page.add(*(f"> **Warning:** {_prose(flag)}" for flag in expl.flags))
     return "\n".join(page.lines).rstrip() + "\n"
+
+
+def _diagram(hood: Neighbourhood) -> list[str]:
+    """The neighbourhood as a fenced Mermaid diagram, and what was left out of it."""
+    text = neighbourhood_mermaid(hood).rstrip("\n")
+    fence = fence_for(text)
+    left = ", ".join(f"{n} {role}{'s' if n > 1 else ''}" for role, n in hood.left_out)
+    more = ["", f"Not drawn, to keep it small: {left}."] if left else []
+    return [f"{fence}mermaid", text, fence, *more]
 
 
 def _facts(expl: Explanation, page: _Page, sub: str) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..answer.citations import Block, Citation, cite, covered_ranges
 from ..answer.llm import EXTRACTIVE
+from ..picture.model import Neighbourhood
 from ..types import Chunk
 from .limits import MAX_USAGES, ROLE_SELF
 from .scan import excerpt
@@ -188,6 +189,8 @@ class Explanation:
     tests: list[TestCase] = field(default_factory=list)
     tests_total: int = 0
     members: list[Link] = field(default_factory=list)
+    #: Callers, callees, bases and tests one or two hops out, for a diagram.
+    neighbourhood: Neighbourhood | None = None
     blocks: list[Block] = field(default_factory=list)
     #: The chunks the facts come from, and their role (for an LLM's context).
     sources: list[tuple[Chunk, str]] = field(default_factory=list)
@@ -253,6 +256,7 @@ class Explanation:
             "tests_total": self.tests_total,
             "tests": [t.to_json() for t in self.tests],
             "members": [m.to_json() for m in self.members],
+            "neighbourhood": self.neighbourhood.to_json() if self.neighbourhood else None,
             "llm": self.llm,
             "llm_reason": self.llm_reason,
             "prose": self.prose,

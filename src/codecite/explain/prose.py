@@ -70,7 +70,7 @@ def explain_messages(expl: Explanation) -> list[dict[str, str]]:
             chosen.append((chunk, role))
     facts = [
         escape_text(line)
-        for line in render(expl).split("\n")
+        for line in render(expl, diagram=False).split("\n")
         if line.strip() and not line.lstrip().startswith("```")
     ]
     blocks = "\n\n".join(

@@ -211,6 +211,7 @@ def create_app(
     here unless given)."""
     from .mcp import build_mcp, mcp_http_app, mcp_lifespan, principal_from_context
     from .mcp.http_app import transport_security
+    from .pictures import router as pictures_router
     from .routes import router
     from .slack import install_slack
     from .web import install_web
@@ -271,6 +272,7 @@ def create_app(
     _install_errors(app)
     _install_middleware(app, server)
     app.include_router(router)
+    app.include_router(pictures_router)
     install_web(app)
     install_slack(app)
 

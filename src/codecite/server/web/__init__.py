@@ -42,12 +42,14 @@ def install_web(app: FastAPI) -> None:
     """Add the page's routes, its static files and its security headers to ``app``."""
     from .ask import router as ask_router
     from .code import router as code_router
+    from .map import router as map_router
     from .pages import router as pages_router
 
     app.state.codecite_freshness = FreshnessCache()
     app.include_router(pages_router)
     app.include_router(ask_router)
     app.include_router(code_router)
+    app.include_router(map_router)
     app.mount("/web/static", StaticFiles(directory=STATIC), name="web-static")
 
     @app.middleware("http")

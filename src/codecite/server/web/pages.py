@@ -25,6 +25,7 @@ from ..context import client_address
 from ..errors import ApiError, error_response
 from ..guards import same_host
 from .data import Freshness, audit, freshness_cache, recent_questions
+from .mapview import landing_map
 from .render import code_url, highlight_css, highlight_lines, share_url
 from .session import (
     CSRF_FIELD,
@@ -189,16 +190,21 @@ def home(request: Request) -> Response:
         )
     elif (wanted and not autoask) or (draft.strip() and params.get(FROM_LINK[0]) == FROM_LINK[1]):
         notice = "This question came from a link on another site: read it, then press Ask."
+    recent = recent_questions(server, principal)
+    landing = None
+    if not text.strip() and not recent and selected:  # nothing asked yet: the map first
+        landing = landing_map(request, selected[0])
     return page(
         request,
         "ask.html",
         mode="ask",
+        landing=landing,
         q=text,
         repos=choices,
         denied=denied,
         autoask=autoask,
         notice=notice,
-        recent=recent_questions(server, principal),
+        recent=recent,
         to_ask=_carry(text, selected, "draft"),
         to_search=_carry(text, selected),
         max_chars=limit,

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from ...types import Edge, Import, Reference
+from ..protocols import FileSize, PathEdge, path_edge_order
 from .base import PgTables
 
 
@@ -156,3 +157,26 @@ class GraphTables(PgTables):
                 (self.repo, wanted, wanted),
             )
         ]
+
+    # --- the whole graph by file (GraphOverview) ---------------------------------
+    def file_sizes(self) -> list[FileSize]:
+        rows = self._fetchall(
+            "SELECT path, min(language), count(*), max(end_line) FROM chunks WHERE repo = %s "
+            "GROUP BY path",
+            (self.repo,),
+        )
+        sizes = [FileSize(str(p), str(lang), int(n), int(lines)) for p, lang, n, lines in rows]
+        return sorted(sizes, key=lambda f: f.path)  # code-point order, as SQLite's
+
+    def path_edges(self, kinds: Sequence[str]) -> list[PathEdge]:
+        if not kinds:
+            return []
+        rows = self._fetchall(
+            "SELECT s.path, d.path, e.kind, e.line, s.start_line, s.end_line, s.qualname, "
+            "d.qualname FROM edges e "
+            "JOIN chunks s ON s.repo = e.repo AND s.id = e.src "
+            "JOIN chunks d ON d.repo = e.repo AND d.id = e.dst "
+            "WHERE e.repo = %s AND e.kind = ANY(%s)",
+            (self.repo, list(kinds)),
+        )
+        return sorted((PathEdge(*row) for row in rows), key=path_edge_order)

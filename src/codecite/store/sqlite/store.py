@@ -32,6 +32,7 @@ from .base import (
     row_to_chunk,
 )
 from .migrations import FORMAT_VERSION, MIGRATIONS
+from .overview import OverviewTables
 from .search import SearchTables, register_functions
 from .vectors import SNAPSHOT_FILES, VectorTables
 
@@ -43,7 +44,7 @@ BUSY_TIMEOUT = 30.0
 LOCKED_RETRY_SECONDS = 0.05
 
 
-class SQLiteStore(SearchTables, VectorTables):
+class SQLiteStore(SearchTables, VectorTables, OverviewTables):
     """Chunks, files, graph and vectors of one index folder.
 
     ``readonly=True`` opens the database for queries only: nothing is written (no
