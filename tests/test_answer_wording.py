@@ -32,7 +32,7 @@ def test_join_hyphenated_lists_the_word_once_where_its_first_part_was() -> None:
 def test_a_decline_names_opt_out_as_one_word(tmp_path: Path, indexed_shop: Path) -> None:
     shop = copy_index(indexed_shop, tmp_path / "shop")
     with codecite.open_index(shop) as index:
-        answer = index.ask("Can customers opt-out of the newsletter?", llm="extractive")
+        answer = index.ask("Which Kubernetes namespace runs the opt-out service?", llm="extractive")
     assert answer.insufficient, answer.answer
     assert "“opt-out”" in answer.answer
     assert "“opt”" not in answer.answer and "“out”" not in answer.answer

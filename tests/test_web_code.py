@@ -110,5 +110,5 @@ def test_the_answer_says_how_it_was_answered_in_plain_words(http: object) -> Non
     said = answered("How is the loyalty discount computed?")
     assert said.startswith("From the code itself (quoted lines, no AI model)")
     assert "LLM" not in said and "Ollama" not in said and "extractive" not in said
-    declined = answered("Can customers opt-out of the newsletter?")
+    declined = answered("Which Kubernetes namespace runs the opt-out service?")
     assert declined.startswith("No answer: the code does not seem to cover this")

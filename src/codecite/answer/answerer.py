@@ -250,7 +250,9 @@ class Answerer:
         closest code (ordinary words missing from the code are not listed: they say
         nothing about whether the code answers; a hyphenated word is listed whole)."""
         text = "Not enough information in the indexed code to answer this."
-        names, words = join_hyphenated(question, names, [w for w in words if w not in names])
+        # a name's parts ("graph", "ql" of "graphql") are not listed beside it
+        words = [w for w in words if not any(w in n for n in names)]
+        names, words = join_hyphenated(question, names, words)
         if names:
             text += f" No indexed code mentions {_listed(names)}."
         if words:
