@@ -169,3 +169,21 @@ def test_the_readme_example_is_answered_right_after_index(tmp_path: Path) -> Non
     assert not answer["insufficient"]
     first = answer["blocks"][0]
     assert first["path"].startswith("src/codecite/scrub/"), answer["answer"]
+
+
+def test_lines_inside_a_bracket_or_a_docstring_do_not_read_alone() -> None:
+    from codecite.answer.compose import whole_lines
+
+    code = [
+        "def run(",
+        "    self, request, middleware_collection",
+        "):",
+        '    """Run the middleware.',
+        "",
+        "    the server has timed out on that socket.",
+        '    """',
+        "    found = lookup(name,",
+        "                   default)",
+        "    return found",
+    ]
+    assert [i for i, alone in enumerate(whole_lines(code)) if alone] == [9]

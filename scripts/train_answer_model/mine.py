@@ -7,7 +7,10 @@ index, and of another project's, through the same search and the same features
   overlaps the definition's lines and at least half of its own lines are in them: a
   class skeleton holding a method is not that method);
 - *cross*: a question of another project asked of P's index (negatives for abstention,
-  made in any number: ``--cross`` per project).
+  made in any number: ``--cross`` per project);
+
+each twice: on the complete index and as the index is right after ``codecite index``
+(keyword + static tiers only).
 
     python scripts/train_answer_model/mine.py --workdir /work/answer-train
 
@@ -17,6 +20,7 @@ Writes ``WORKDIR/mined/<name>.npz`` per project.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import sys
@@ -32,6 +36,10 @@ from codecite.answer.features import CANDIDATES, HIT_FEATURES, code_holds, obser
 from codecite.question import read
 
 SEED = 20261206
+#: Each question is asked as an index answers it once complete (keyword + the model's
+#: vectors) and right after ``codecite index`` (keyword + static, the model's vectors
+#: still being computed), so the model has seen both.
+TIERS: tuple[tuple[str, ...], ...] = (("static", "model"), ("static",))
 
 
 def load_golden(folder: Path) -> list[dict[str, Any]]:
@@ -59,11 +67,14 @@ def mine(folder: Path, others: list[dict[str, Any]], out: Path) -> None:
     with codecite.open_index(folder / "tree", index_dir=folder / "index", create=False) as idx:
         searcher = idx.searcher
         stats = searcher.term_stats
-        for own, g in [(True, g) for g in golden] + [(False, g) for g in others]:
+        holds = code_holds(idx.store, stats.df)
+        asked_of = [(True, g) for g in golden] + [(False, g) for g in others]
+        for (own, g), tiers in itertools.product(asked_of, TIERS):
             asked = read(g["query"])  # as ``ask`` reads it: once, passed down
-            result = searcher.search(asked, k=10)
-            hits = searcher.fill_similarity(g["query"], list(result.hits[:CANDIDATES]))
-            holds = code_holds(idx.store, stats.df)
+            result = searcher.search(asked, k=10, tiers=tiers)
+            hits = list(result.hits[:CANDIDATES])
+            if "model" in tiers:
+                hits = searcher.fill_similarity(g["query"], hits)
             obs = observe(asked, hits, stats.df, stats.documents, static, holds)
             X = np.zeros((CANDIDATES, len(HIT_FEATURES)), dtype=np.float32)
             y = np.zeros(CANDIDATES, dtype=np.int8)
