@@ -40,6 +40,8 @@ DEFINITION_KINDS = frozenset({"function", "method", "class"})
 MAX_BLOCKS = 5
 #: Callers an impact answer shows before the rest.
 MAX_CALLERS = 3
+#: Languages of prose: a line of them is quoted as a sentence, not as code.
+PROSE_LANGUAGES = frozenset({"markdown", "text", "rst"})
 #: A quoted statement longer than this is cut (with "…").
 QUOTE_CHARS = 160
 
@@ -61,7 +63,8 @@ def is_fragment(line: str) -> bool:
         return True
     if text[0] in _CLOSE or text[0] in ",.:;+=&|?" or text.split()[0] in ("and", "or"):
         return True
-    if any(text.count(o) != text.count(c) for o, c in zip(_OPEN, _CLOSE, strict=True)):
+    cut = text.endswith("…")  # a whole statement shortened for the first line
+    if not cut and any(text.count(o) != text.count(c) for o, c in zip(_OPEN, _CLOSE, strict=True)):
         return True
     if text.endswith(_DANGLING):
         return True
@@ -93,9 +96,12 @@ def whole_lines(lines: Sequence[str]) -> list[bool]:
 
 
 def statement(text: str) -> str:
-    """A line quoted as code, cut at :data:`QUOTE_CHARS`."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…"
+    """A line quoted as code, cut at :data:`QUOTE_CHARS` (a header's closing ``:`` or
+    ``{`` left out: the sentence ends there)."""
+    flat = " ".join(text.split()).rstrip(":{ ")
+    if len(flat) <= QUOTE_CHARS:
+        return flat
+    return flat[: QUOTE_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
 #: What varies between a raise and the message it wrote: quoted values, <reprs>, numbers.
@@ -253,8 +259,10 @@ def _lead(first: _Shown) -> str:
     summary = doc_summary(first.chunk)
     if summary:
         return f"{name} ({where}): {summary}."
+    if focus is not None and first.chunk.language in PROSE_LANGUAGES:
+        return f"{name} ({where}): {first_sentence(statement(focus.text).lstrip('#>*- '))}"
     if focus is not None:
-        return f"{name} ({where}): `{statement(focus.text)}`."
+        return f"{name} ({where}): `{statement(focus.text).replace('`', chr(39))}`."
     return f"{name} ({where})."
 
 
@@ -264,7 +272,7 @@ def doc_summary(chunk: Chunk) -> str:
     if not doc:
         return ""
     sentence = first_sentence(doc).strip().rstrip(".")
-    return sentence if len(_WORD.findall(sentence)) >= 3 else ""
+    return sentence if len(_WORD.findall(sentence)) >= 2 else ""
 
 
 __all__ = ["Composed", "compose", "doc_summary", "focus_of", "is_fragment", "statement"]
