@@ -203,7 +203,9 @@ def test_a_stop_inside_a_commit_batch_keeps_and_reports_what_was_computed(repo: 
     proc = run_cli("index", str(repo), "--stop", env={"COLUMNS": "250"})
     assert proc.returncode == 0, proc.stderr
     vectors, chunks = _counts(repo)
-    assert 0 < vectors < chunks
+    # what the batch had computed is kept (on a loaded machine the worker may finish it
+    # before the stop lands: then all of them)
+    assert 0 < vectors <= chunks
     assert f"model vectors for {vectors:,} of {chunks:,} chunks" in proc.stdout
     stopped = read_state(repo / ".codecite")
     assert stopped.state == "stopped" and stopped.embedded == vectors

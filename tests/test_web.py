@@ -624,7 +624,8 @@ def test_an_extractive_answer_leads_and_shows_numbered_code_blocks(
         ask(page, "What error do we raise when a region has no tax rate set up?")
         answer = page.locator("#answer-rendered .answer[data-state=done]")
         expect(answer.locator(".confidence")).to_have_attribute("data-confidence", re.compile("."))
-        expect(answer.locator(".answer-body.lead")).to_contain_text("raises")
+        # the function that raises it, with what it does
+        expect(answer.locator(".answer-body.lead")).to_contain_text("get_rate_for_region")
         blocks = answer.locator("figure.block")
         count = blocks.count()
         assert 1 <= count <= 5

@@ -20,6 +20,7 @@ Writes ``WORKDIR/mined/<name>.npz`` per project.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import random
@@ -60,6 +61,22 @@ def right(hit: Any, g: dict[str, Any]) -> bool:
     return inside * 2 >= c.end_line - c.start_line + 1
 
 
+def on_the_spot(searcher: Any, row_of: dict[str, int], query: str, hits: list[Any]) -> list[Any]:
+    """The hits with the model's cosine to the query, as ``Searcher.fill_similarity``
+    computes it for an index whose model tier is still being filled (here read from the
+    complete tier: the same vectors)."""
+    if not row_of:
+        return hits
+    vector = searcher.embed_query(query)
+    matrix = searcher.vectors.matrix
+    return [
+        dataclasses.replace(h, similarity=float(matrix[row_of[h.chunk.id]] @ vector))
+        if h.chunk.id in row_of
+        else h
+        for h in hits
+    ]
+
+
 def mine(folder: Path, others: list[dict[str, Any]], out: Path) -> None:
     static = line_embedder()
     golden = load_golden(folder)
@@ -68,6 +85,8 @@ def mine(folder: Path, others: list[dict[str, Any]], out: Path) -> None:
         searcher = idx.searcher
         stats = searcher.term_stats
         holds = code_holds(idx.store, stats.df)
+        model = searcher.vectors
+        row_of = {chunk_id: row for row, chunk_id in enumerate(model.ids)} if model else {}
         asked_of = [(True, g) for g in golden] + [(False, g) for g in others]
         for (own, g), tiers in itertools.product(asked_of, TIERS):
             asked = read(g["query"])  # as ``ask`` reads it: once, passed down
@@ -75,6 +94,8 @@ def mine(folder: Path, others: list[dict[str, Any]], out: Path) -> None:
             hits = list(result.hits[:CANDIDATES])
             if "model" in tiers:
                 hits = searcher.fill_similarity(g["query"], hits)
+            else:  # as ``ask`` does while the model tier fills: the hits' cosines now
+                hits = on_the_spot(searcher, row_of, g["query"], hits)
             obs = observe(asked, hits, stats.df, stats.documents, static, holds)
             X = np.zeros((CANDIDATES, len(HIT_FEATURES)), dtype=np.float32)
             y = np.zeros(CANDIDATES, dtype=np.int8)

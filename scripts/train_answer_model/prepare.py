@@ -105,10 +105,13 @@ def test_questions(out: Path, name: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default="/work/answer-train", help="trees and indexes")
+    parser.add_argument(
+        "--projects", default="projects.txt", help="the list of pinned distributions (beside this)"
+    )
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    for spec in projects():
+    for spec in projects(HERE / args.projects):
         try:
             prepare(spec, workdir)
             test_questions(workdir / spec.split("==")[0], spec.split("==")[0])

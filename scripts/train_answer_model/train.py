@@ -220,7 +220,7 @@ def confidence_levels(p: np.ndarray) -> dict[str, float]:
 # --------------------------------------------------------------------------- main
 
 
-def fit_all(projects: list[Project], validation: dict[str, Any]) -> dict[str, Any]:
+def fit_all(projects: list[Project], validation: dict[str, Any], listed: Path) -> dict[str, Any]:
     w = fit_order(*stack(projects))
     F_all, r_all, o_all = [], [], []
     for p in projects:
@@ -233,7 +233,7 @@ def fit_all(projects: list[Project], validation: dict[str, Any]) -> dict[str, An
     wc = fit_logistic(F_[o_], r_[o_].astype(float))
     specs = [
         line.split("#")[0].strip()
-        for line in (HERE / "projects.txt").read_text().splitlines()
+        for line in listed.read_text().splitlines()
         if line.split("#")[0].strip()
     ]
     return {
@@ -264,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default="/work/answer-train")
     parser.add_argument("--write", action="store_true", help=f"write {TARGET.name}")
+    parser.add_argument("--projects", default="projects.txt", help="the list it was prepared from")
     args = parser.parse_args(argv)
     projects = load(Path(args.workdir))
     if len(projects) < 3:
@@ -273,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:14} n={m['n']:4} top1 {m['search_top1']:.3f} -> {m['model_top1']:.3f}  "
               f"top3 {m['search_top3']:.3f} -> {m['model_top3']:.3f}")  # fmt: skip
     print(json.dumps({k: v for k, v in validation.items() if k != "order_per_project"}, indent=1))
-    model = fit_all(projects, validation)
+    model = fit_all(projects, validation, HERE / args.projects)
     print(json.dumps(dict(zip(HIT_FEATURES, model["order_weights"], strict=True)), indent=1))
     if args.write:
         TARGET.write_text(json.dumps(model, indent=1) + "\n")

@@ -158,12 +158,15 @@ class Answerer:
 
         1. **read** the question once (its parts, its shape, its terms weighed by rarity);
         2. **search**: the hits ``search`` returns for it, in search's order;
-        3. **order**: the answer model (:mod:`.model`, learnt from open data) orders
-           search's first hits; without the model, or with ``answer_model`` off, the
-           order stays search's (the floor every answer figure is reported beside);
+        3. **order**: search's order, code before tests unless the question asks about
+           tests (the floor every answer figure is reported beside); with
+           ``answer_order = "model"`` the answer model (:mod:`.model`, learnt from open
+           data) orders search's first hits instead (on people's questions it did not beat
+           search's order: BENCHMARKS.md, issue 38);
         4. **abstain**: the model's probability that the indexed code answers the
-           question at all; a question whose quoted message a cited line writes is
-           never declined;
+           question at all, and its probability that the first block is right (the
+           confidence); a question whose quoted message a cited line writes is never
+           declined;
         5. **compose**: the first line and the blocks (:mod:`.compose`), or the prompt
            for a model (the ordered hits, packed to a budget);
 
@@ -177,10 +180,11 @@ class Answerer:
         holds = code_holds(self.searcher.store, stats.df)
         seen = observe(asked, top, stats.df, stats.documents, line_embedder(), holds)
         model = answer_model() if self.config.answer.answer_model else None
-        if model is not None:
-            ordered = model.order(seen.features)
-            top = [top[i] for i in ordered.order]
-        hits = [*top, *hits[len(top) :]]
+        ordered = model.order(seen.features) if model is not None else None
+        shown = tuple(range(len(top)))  # search's order: the floor
+        if ordered is not None and self.config.answer.answer_order == "model":
+            shown = ordered.order
+        hits = [*(top[i] for i in shown), *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
         composed = compose(
             asked.kind.name, hits, seen.terms, asked.parts.messages,
@@ -189,10 +193,9 @@ class Answerer:
         signals: dict[str, Any] = {"literal": composed.literal, "unknown": round(seen.unknown, 4)}
         confidence = "low"
         declined = not hits
-        if model is not None and hits:
-            probs = model.order(seen.features).probs
+        if model is not None and ordered is not None and hits:
             features = question_features(
-                seen.features, probs, ordered.order, seen.unknown, len(seen.terms.stems)
+                seen.features, ordered.probs, shown, seen.unknown, len(seen.terms.stems)
             )
             signals["answers"] = round(model.answers(features), 4)
             signals["right_first"] = round(model.right_first(features), 4)
