@@ -140,3 +140,15 @@ def test_the_neighbourhood_as_svg_links_every_box_and_highlights_the_symbol(inde
     with pytest.raises(codecite.UserError, match="choose from"):
         codecite.draw_neighbourhood(hood, None, "png")
 
+
+def test_an_impact_answer_keeps_its_neighbourhood_as_data(index) -> None:
+    answer = index.ask("What breaks if I change apply_loyalty_discount?", llm=None)
+    data = answer.to_json()["neighbourhood"]
+    assert data is not None and data["centre"] == "apply_loyalty_discount"
+    again = codecite.Neighbourhood.from_json(data)
+    assert again == answer.neighbourhood  # what the web page draws is what was found
+    assert {n.role for n in again.nodes} <= {"self", "caller", "test"}
+    other = index.ask("How is the loyalty discount computed?", llm=None)
+    assert other.to_json()["neighbourhood"] is None
+    with pytest.raises(codecite.UserError, match="hops"):
+        index.neighbourhood(index.find_symbol("checkout")[0], hops=3)
