@@ -114,3 +114,41 @@ def test_what_breaks_answers_carry_the_picture_of_the_impact(index) -> None:
     assert "discount_rate_for_tier" not in labels  # what it calls is not what breaks
     other = index.ask("How is the loyalty discount computed?", llm=None)
     assert other.picture == ""
+
+
+def test_the_neighbourhood_as_svg_links_every_box_and_highlights_the_symbol(index) -> None:
+    import xml.etree.ElementTree as ET
+
+    head = index.find_symbol("apply_loyalty_discount")[0]
+    hood = index.neighbourhood(head)
+    svg = codecite.draw_neighbourhood(hood, lambda n: f"/open?{n.path}:{n.start_line}", "svg")
+    root = ET.fromstring(svg)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    nodes = root.findall(".//s:g[@class]", ns)
+    boxes = {g.get("data-label"): g for g in nodes if "node" in (g.get("class") or "")}
+    assert set(boxes) == {n.label for n in hood.nodes}
+    assert [g.get("data-label") for g in nodes if g.get("class") == "node self"] == [
+        "apply_loyalty_discount"
+    ]
+    assert boxes["checkout"].get("data-role") == "caller"
+    assert boxes["checkout"].get("data-citation", "").startswith("shop/orders.py:")
+    for g in boxes.values():  # every box opens its code
+        link = g.find("s:a", ns)
+        assert link is not None and (link.get("href") or "").startswith("/open?")
+    arrows = [g for g in nodes if g.get("class") == "arrow"]
+    assert len(arrows) == len(hood.links)
+    with pytest.raises(codecite.UserError, match="choose from"):
+        codecite.draw_neighbourhood(hood, None, "png")
+
+
+def test_an_impact_answer_keeps_its_neighbourhood_as_data(index) -> None:
+    answer = index.ask("What breaks if I change apply_loyalty_discount?", llm=None)
+    data = answer.to_json()["neighbourhood"]
+    assert data is not None and data["centre"] == "apply_loyalty_discount"
+    again = codecite.Neighbourhood.from_json(data)
+    assert again == answer.neighbourhood  # what the web page draws is what was found
+    assert {n.role for n in again.nodes} <= {"self", "caller", "test"}
+    other = index.ask("How is the loyalty discount computed?", llm=None)
+    assert other.to_json()["neighbourhood"] is None
+    with pytest.raises(codecite.UserError, match="hops"):
+        index.neighbourhood(index.find_symbol("checkout")[0], hops=3)

@@ -84,9 +84,19 @@ def test_one_line_reads_line_n_and_a_small_file_is_shown_whole(http: object) -> 
     assert "Show the whole file" in wide
 
 
+def test_a_function_draws_its_neighbourhood_and_a_markdown_section_none(http: object) -> None:
+    html = _code(http, "shop/pricing.py", 25, 34)  # apply_loyalty_discount
+    picture = re.search(r'<div class="hood-frame"[^>]*>(<svg.*?</svg>)', html, re.S)
+    assert picture, html[-2000:]
+    assert "data-label=\"checkout\" data-role='caller'" in picture.group(1)
+    assert "symbol=checkout" in picture.group(1)  # a box opens its code view
+    assert "<script" not in picture.group(1)
+
+
 def test_a_markdown_section_has_no_code_graph_panel(http: object) -> None:
     html = _code(http, "README.md", 7, 18)
     assert 'class="graph"' not in html and "Called by" not in html
+    assert "hood-frame" not in html
     assert 'class="code-layout solo"' in html
 
 

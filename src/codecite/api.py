@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .answer.llm import LLM, LLMChoice
     from .explain import Explanation
     from .index.background import EmbeddingState
-    from .picture.model import SystemMap
+    from .picture.model import Neighbourhood, SystemMap
     from .types import IndexReport
 
 
@@ -613,6 +613,27 @@ class Index:
             raise UserError(f"max_boxes must be between 2 and 200, got {max_boxes}")
         with self.store.reporting_damage():
             return system_map(self.store, self.repo, focus, max_boxes, tests=tests)
+
+    def neighbourhood(self, chunk: Chunk, hops: int = 2, impact: bool = False) -> Neighbourhood:
+        """The neighbourhood of the definition ``chunk`` belongs to (every part of a long
+        one; a class with its methods), as ``codecite explain`` draws it: its callers,
+        what it calls, what it inherits from and its tests, ``hops`` (1 or 2) out.
+        ``impact``: only what a change of it reaches (its callers, theirs, its tests), as
+        a "what breaks if I change X" answer draws it. Render with
+        :func:`codecite.draw_neighbourhood`."""
+        from .explain.graph import members_of
+        from .picture.neighbourhood import neighbourhood
+
+        if hops not in (1, 2):
+            raise UserError(f"hops must be 1 or 2, got {hops}")
+        with self.store.reporting_damage():
+            parts = [chunk]
+            if chunk.part:
+                key = (chunk.path, chunk.qualname, chunk.kind)
+                found = [c for c in self.chunks(chunk.path) if (c.path, c.qualname, c.kind) == key]
+                parts = sorted((c for c in found if c.part), key=lambda c: c.part) or parts
+            members = [] if impact else members_of(self, parts[0])
+            return neighbourhood(self.store, parts, members, hops=hops, impact=impact)
 
     def write_prose(self, explanation: Explanation, llm: LLM) -> None:
         """Have ``llm`` write the prose of an offline :meth:`explain` result from its facts

@@ -25,6 +25,7 @@ import numpy as np
 from ..embed.static import LINE_MODEL_NAME, named_embedder
 from ..errors import EmbeddingError
 from ..filetext import display_text
+from ..picture.model import Neighbourhood
 from ..question import read
 from ..retrieve import Searcher
 from ..retrieve.pack import pack
@@ -73,8 +74,10 @@ class Answer:
     lead: str = ""
     blocks: list[AnswerBlock] = field(default_factory=list)
     #: For "what breaks if I change X" (extractive): X, its callers two hops out and
-    #: its tests, as a Mermaid diagram; "" otherwise.
+    #: its tests, as a Mermaid diagram; "" otherwise. ``neighbourhood``: the same as
+    #: data (what the web page draws as SVG); None otherwise.
     picture: str = ""
+    neighbourhood: Neighbourhood | None = None
 
     def to_json(self) -> dict[str, Any]:
         """``ask --json`` (DESIGN.md section 8), plus the answer's shape, lead, blocks,
@@ -91,6 +94,7 @@ class Answer:
             "signals": self.signals,
             "shape": self.shape,
             "picture": self.picture,
+            "neighbourhood": self.neighbourhood.to_json() if self.neighbourhood else None,
             "llm": self.llm,
             "llm_reason": self.llm_reason,
             "intent": self.intent,
@@ -213,7 +217,7 @@ class Answerer:
         elif llm is None:
             extract = composed.extract
             answer.answer, answer.lead, answer.blocks = extract.text, extract.lead, extract.blocks
-            answer.picture = extract.picture
+            answer.picture, answer.neighbourhood = extract.picture, extract.neighbourhood
             self._check(answer, [*_blocks(hits), *extract.context])
         else:  # the model sees the ordered hits, packed to the answer's budget
             answer.sources = pack(

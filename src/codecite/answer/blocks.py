@@ -16,6 +16,7 @@ from typing import Any
 
 from ..chunking.grammars import is_code_language
 from ..graph.testmap import is_test_path
+from ..picture.model import Neighbourhood
 from ..types import LINE_EXACT_KINDS, Chunk
 from .citations import Block, cite
 
@@ -179,8 +180,9 @@ class Extract:
     #: Chunks beyond the hits the answer drew on (graph neighbours), for the check.
     context: list[Block] = field(default_factory=list)
     #: "What breaks if I change X": X, its callers (two hops) and its tests, as a
-    #: Mermaid diagram ("" for other questions).
+    #: Mermaid diagram ("" for other questions), and as data (None for others).
     picture: str = ""
+    neighbourhood: Neighbourhood | None = None
 
 
 #: What a block's role says of it, where that helps the reader.

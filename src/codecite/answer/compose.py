@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..graph.testmap import is_test_path
+from ..picture.mermaid import neighbourhood_mermaid
 from ..question.terms import Terms, stems
 from ..retrieve.types import Hit
 from ..types import Chunk
@@ -192,7 +193,10 @@ def compose(
     if subject is not None:
         found = graph.impact(subject, hits, terms)
         out.extract.context += found.context
-        out.extract.picture = graph.picture(subject)
+        hood = graph.picture(subject)
+        if hood is not None:
+            out.extract.neighbourhood = hood
+            out.extract.picture = neighbourhood_mermaid(hood)
         facts = found.sentences
         callers = found.callers[:MAX_CALLERS]
         if callers:  # the callers at their call sites lead, code before tests

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..filters import Filters
-from ..picture.mermaid import neighbourhood_mermaid
+from ..picture.model import Neighbourhood
 from ..picture.neighbourhood import neighbourhood
 from ..question.terms import Terms, stems
 from ..retrieve.expand import GraphStore
@@ -64,11 +64,11 @@ class GraphFacts:
             out.sentences.append(f"No test in the index calls {name} directly.")
         return out
 
-    def picture(self, subject: Chunk) -> str:
-        """``subject``, its callers two hops out and its tests, as a Mermaid diagram
-        ("" when the graph knows no neighbour of it)."""
+    def picture(self, subject: Chunk) -> Neighbourhood | None:
+        """``subject``, its callers two hops out and its tests (None when the graph
+        knows no neighbour of it)."""
         hood = neighbourhood(self.store, [subject], impact=True)
-        return neighbourhood_mermaid(hood) if len(hood.nodes) > 1 else ""
+        return hood if len(hood.nodes) > 1 else None
 
     def callees(self, subject: Chunk) -> Facts:
         """What ``subject`` calls (a "how does it work" answer's next places to read)."""

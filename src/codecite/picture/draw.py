@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 
 from ..errors import UserError
+from .hoodsvg import render_neighbourhood_svg
 from .mermaid import map_mermaid, neighbourhood_mermaid
 from .model import Arrow, Box, Neighbourhood, Node, SystemMap
 from .svg import render_svg
@@ -36,7 +37,17 @@ def draw_map(
 
 
 def draw_neighbourhood(
-    hood: Neighbourhood, link: Callable[[Node], str | None] | None = None
+    hood: Neighbourhood, link: Callable[[Node], str | None] | None = None, fmt: str = "mermaid"
 ) -> str:
-    """A symbol's neighbourhood as a Mermaid ``flowchart LR`` (no fence)."""
-    return neighbourhood_mermaid(hood, link)
+    """A symbol's neighbourhood as text: ``mermaid`` (a ``flowchart LR``, no fence),
+    ``svg`` (a standalone document laid out here: callers and tests above, what it
+    calls and inherits from below, the symbol highlighted, every citation in tooltips
+    and ``data-citation`` attributes) or ``json`` (:meth:`Neighbourhood.to_json`).
+    ``link`` gives a node's link (None: none)."""
+    if fmt == "mermaid":
+        return neighbourhood_mermaid(hood, link)
+    if fmt == "svg":
+        return render_neighbourhood_svg(hood, link)
+    if fmt == "json":
+        return json.dumps(hood.to_json(), ensure_ascii=False, indent=1) + "\n"
+    raise UserError(f"unknown picture format {fmt!r}; choose from: {', '.join(MAP_FORMATS)}")

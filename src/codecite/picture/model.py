@@ -189,7 +189,23 @@ class Node:
             "role": self.role,
             "hops": self.hops,
             "citation": self.citation,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Node:
+        """The node :meth:`to_json` wrote."""
+        return cls(
+            str(data["id"]),
+            str(data["label"]),
+            str(data["role"]),
+            int(data["hops"]),
+            str(data["path"]),
+            int(data["start_line"]),
+            int(data["end_line"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -209,6 +225,13 @@ class Link:
             "citation": self.citation,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Link:
+        """The link :meth:`to_json` wrote."""
+        return cls(
+            str(data["source"]), str(data["target"]), str(data["kind"]), str(data["citation"])
+        )
+
 
 @dataclass(frozen=True)
 class Neighbourhood:
@@ -227,3 +250,13 @@ class Neighbourhood:
             "links": [lk.to_json() for lk in self.links],
             "left_out": dict(self.left_out),
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Neighbourhood:
+        """The neighbourhood :meth:`to_json` wrote (an answer's, read back from its JSON)."""
+        return cls(
+            str(data["centre"]),
+            tuple(Node.from_json(n) for n in data["nodes"]),
+            tuple(Link.from_json(lk) for lk in data["links"]),
+            tuple(sorted((str(r), int(n)) for r, n in dict(data.get("left_out", {})).items())),
+        )

@@ -19,6 +19,7 @@ from ... import EXTRACTIVE
 from .. import routes
 from ..errors import ApiError, error_response
 from .data import audit, freshness_cache
+from .hood import answer_hood
 from .pages import TEMPLATES, signed_in
 from .render import (
     CONFIDENCE,
@@ -88,6 +89,7 @@ def result_html(request: Request, answer: dict[str, Any], back: str) -> str:
         fresh=freshness_cache(request).get(server, repo),
         marks=MARKS,
         share=back,
+        hood=answer_hood(answer, back),
     )
 
 

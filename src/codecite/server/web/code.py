@@ -1,8 +1,9 @@
 """``/web/code``: a citation in its file. The lines around it with line numbers (the
 cited range highlighted by Pygments' classes), the symbol's callers, callees and tests
-from the code graph as links, the index's freshness and a permalink. The file is read
-by :meth:`codecite.Index.read_lines` (as ``/code`` and MCP ``read_code`` read it): only
-indexed files of readable repositories, secrets redacted as the index redacted them."""
+from the code graph as links and as a picture (:mod:`.hood`), the index's freshness
+and a permalink. The file is read by :meth:`codecite.Index.read_lines` (as ``/code``
+and MCP ``read_code`` read it): only indexed files of readable repositories, secrets
+redacted as the index redacted them."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from typing import Literal
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request, Response
+from markupsafe import Markup
 
 from ... import FileLines
 from ...errors import CodeciteError, LineRangeError
 from .. import routes
 from ..errors import ApiError, error_response
 from .data import audit, freshness_cache
+from .hood import hood_svg
 from .pages import error_message, gate, page
 from .render import code_url, highlight_lines
 from .session import local_path, server_of
@@ -77,17 +80,21 @@ def _symbol_at(request: Request, repo: str, path: str, start: int, end: int) -> 
     return chunks[0].qualname if chunks else ""
 
 
-def _graph(request: Request, repo: str, path: str, symbol: str, back: str) -> list[Relation]:
+def _graph(
+    request: Request, repo: str, path: str, symbol: str, back: str
+) -> tuple[list[Relation], Markup | None]:
     """The symbol's callers, callees and tests, as :meth:`codecite.Index.definition_related`
-    counts them (a class: its construction sites, its methods' callers and tests)."""
+    counts them (a class: its construction sites, its methods' callers and tests), and
+    its neighbourhood drawn (:meth:`codecite.Index.neighbourhood`; None when alone)."""
     with server_of(request).pool.using(repo) as index:
         found = [c for c in index.find_symbol(symbol) if c.kind in GRAPH_KINDS]
         heads = [c for c in found if c.path == path] or found[:1]
         if not heads:  # not a definition in the graph (a section, a window): no panel
-            return []
+            return [], None
         related = {
             relation: index.definition_related(heads[0], relation) for relation in RELATION_TITLES
         }
+        hood = index.neighbourhood(heads[0])
     return [
         Relation(
             relation,
@@ -103,7 +110,7 @@ def _graph(request: Request, repo: str, path: str, symbol: str, back: str) -> li
             ],
         )
         for relation, (title, empty) in RELATION_TITLES.items()
-    ]
+    ], hood_svg(hood, repo, back)
 
 
 def _read(request: Request, repo: str, path: str, first: int, last: int | None) -> FileLines:
@@ -160,7 +167,7 @@ def code_page(
         if not whole:
             numbered = [(n, line) for n, line in numbered if n >= start - CONTEXT_BEFORE]
         symbol = symbol or _symbol_at(request, repo, path, start, end)
-        graph = _graph(request, repo, path, symbol, back) if symbol else []
+        graph, hood = _graph(request, repo, path, symbol, back) if symbol else ([], None)
     except (ApiError, CodeciteError) as exc:
         response = error_response(exc)
         audit(request, response.status_code, started, "web code view")
@@ -199,6 +206,7 @@ def code_page(
         lines=numbered,
         symbol=symbol,
         graph=graph,
+        hood=hood,
         back=back,
         fresh=fresh,
         file_changed=path in fresh.changed_paths,

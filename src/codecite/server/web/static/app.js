@@ -82,6 +82,7 @@
         status.textContent = "";
         area.setAttribute("aria-busy", "false");
         showOnPhone(area); // now that the page is long enough to bring it up
+        centreHoods(rendered);
       } else if (name === "error") {
         fail("codecite could not answer: " + (payload.error ? payload.error.message : "error"));
       }
@@ -161,7 +162,20 @@
     });
   }
 
+  // A symbol's picture may be wider than its frame (a phone, the answer's column): it
+  // scrolls inside the frame, opened with the symbol itself in the middle.
+  function centreHoods(root) {
+    Array.prototype.forEach.call(root.querySelectorAll(".hood-frame"), function (frame) {
+      var symbol = frame.querySelector("g.node.self rect");
+      if (!symbol) return;
+      var box = symbol.getBoundingClientRect();
+      var outer = frame.getBoundingClientRect();
+      frame.scrollLeft += box.left + box.width / 2 - (outer.left + outer.width / 2);
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    centreHoods(document);
     var askForm = document.getElementById("ask-form");
     if (askForm) {
       setUpQuestionBox(askForm, true);
