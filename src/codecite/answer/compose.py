@@ -124,10 +124,15 @@ def constant_part(message: str) -> str:
 
 @dataclass(frozen=True)
 class Focus:
+    """The line of a block to highlight, and the whole statement to quote of it."""
+
     line: int
     text: str
     #: "message" (a line writing what the question quotes) or "line".
     role: str
+    #: The whole statement holding most of the question ('' when none holds any of it:
+    #: then nothing of the block is quoted).
+    quote: str = ""
 
 
 def focus_of(
@@ -140,15 +145,19 @@ def focus_of(
         low = text.lower()
         if wanted and any(p in low for p in wanted):
             return Focus(n, text, "message")
-    best: tuple[float, int, str] | None = None
+    if not lines:
+        return None
     whole = whole_lines([text for _, text in lines])
-    for (n, text), alone in zip(lines, whole, strict=True):
-        if not alone:
-            continue
-        share = terms.share(stems(text))
-        if best is None or share > best[0]:
-            best = (share, n, text)
-    return None if best is None else Focus(best[1], best[2], "line")
+    scored = [(terms.share(stems(text)), n, text, alone) for (n, text), alone in zip(
+        lines, whole, strict=True) if text.strip()]  # fmt: skip
+    if not scored:
+        return None
+    # the highlight: the line holding most of the question, a part of a statement too
+    # ('"gold": 0.10,' in a table); the quote: a whole statement only
+    share, n, text, _ = max(scored, key=lambda s: s[0])
+    quotable = [s for s in scored if s[3] and s[0] > 0]
+    quote = max(quotable, key=lambda s: s[0])[2] if quotable else ""
+    return Focus(n if share > 0 else 0, text, "line", quote)
 
 
 @dataclass
@@ -240,7 +249,7 @@ def _message_first(
 
 def _block(hit: Hit, focus: Focus | None, source: LineSource | None) -> AnswerBlock:
     c = hit.chunk
-    if focus is None:
+    if focus is None or not focus.line:  # nothing of it holds the question: its head
         return block_of(c, c.start_line, "definition", source)
     return block_of(c, focus.line, focus.role, source)
 
@@ -272,10 +281,11 @@ def _lead(first: _Shown) -> str:
     summary = doc_summary(first.chunk)
     if summary:
         return f"{name} ({where}): {summary}."
-    if focus is not None and first.chunk.language in PROSE_LANGUAGES:
-        return f"{name} ({where}): {first_sentence(statement(focus.text).lstrip('#>*- '))}"
-    if focus is not None:
-        return f"{name} ({where}): `{statement(focus.text).replace('`', chr(39))}`."
+    quote = focus.quote if focus is not None else ""
+    if quote and first.chunk.language in PROSE_LANGUAGES:
+        return f"{name} ({where}): {first_sentence(statement(quote).lstrip('#>*- '))}"
+    if quote:
+        return f"{name} ({where}): `{statement(quote).replace('`', chr(39))}`."
     return f"{name} ({where})."
 
 

@@ -8,10 +8,10 @@ other projects' questions as the negatives of abstention) and validated on proje
 left out of the fit. No benchmark question fitted a number of it; the file lists the
 training projects and the held-out figures.
 
-- :meth:`AnswerModel.order` scores search's first hits (:mod:`.features`) and orders
-  them by the model's probability of being the code that answers. Search's own rank is
-  one of the features: the model departs from search's order only where the rest of
-  what it reads outweighs that rank. Without the file the order is search's.
+- :meth:`AnswerModel.order` scores search's first hits (:mod:`.features`): each one's
+  probability of being the code that answers. The answer's blocks follow it only with
+  ``answer_order = "model"`` (on people's questions it did not beat search's order);
+  its probability for the block shown first is a feature of the two models below.
 - :meth:`AnswerModel.answers` is the probability that the question is about this
   index at all; below the shipped threshold (the highest that declined at most 2% of
   the held-out projects' answerable questions) the answer declines.
