@@ -140,6 +140,18 @@ def retrieval_features(p: Project, w: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return np.array(rows), np.array(right)
 
 
+def fit_retrieval(projects: list[Project], w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Abstention (own questions against other projects', the two weighed alike) and
+    confidence (the first block right, own questions) weights over ``projects``."""
+    rows = [retrieval_features(p, w) for p in projects]
+    F = np.vstack([f for f, _ in rows])
+    right = np.concatenate([r for _, r in rows])
+    own = np.concatenate([p.own for p in projects])
+    wa = fit_logistic(F, own.astype(float), np.where(own, 1.0, own.sum() / (~own).sum()))
+    wc = fit_logistic(F[own], right[own].astype(float))
+    return wa, wc
+
+
 # --------------------------------------------------------------------------- folds
 
 
@@ -151,16 +163,8 @@ def cross_validate(projects: list[Project]) -> dict[str, Any]:
         w = fit_order(*stack(train))
         pt = probs(test.X[test.own], test.mask[test.own], w)
         per_project[test.name] = order_metrics(pt, test.y[test.own])
-        # abstention / confidence fitted on the training projects' own rows, scored here
-        Ftr, rtr, otr = [], [], []
-        for p in train:
-            F, r = retrieval_features(p, w)
-            Ftr.append(F)
-            rtr.append(r)
-            otr.append(p.own)
-        F_, r_, o_ = np.vstack(Ftr), np.concatenate(rtr), np.concatenate(otr)
-        wa = fit_logistic(F_, o_.astype(float), np.where(o_, 1.0, o_.sum() / (~o_).sum()))
-        wc = fit_logistic(F_[o_], r_[o_].astype(float))
+        # abstention / confidence fitted on the training projects' rows, scored here
+        wa, wc = fit_retrieval(train, w)
         F, r = retrieval_features(test, w)
         held["p"].append(logistic(F, wa))
         held["F"].append(logistic(F, wc))
@@ -222,15 +226,7 @@ def confidence_levels(p: np.ndarray) -> dict[str, float]:
 
 def fit_all(projects: list[Project], validation: dict[str, Any], listed: Path) -> dict[str, Any]:
     w = fit_order(*stack(projects))
-    F_all, r_all, o_all = [], [], []
-    for p in projects:
-        F, r = retrieval_features(p, w)
-        F_all.append(F)
-        r_all.append(r)
-        o_all.append(p.own)
-    F_, r_, o_ = np.vstack(F_all), np.concatenate(r_all), np.concatenate(o_all)
-    wa = fit_logistic(F_, o_.astype(float), np.where(o_, 1.0, o_.sum() / (~o_).sum()))
-    wc = fit_logistic(F_[o_], r_[o_].astype(float))
+    wa, wc = fit_retrieval(projects, w)
     specs = [
         line.split("#")[0].strip()
         for line in listed.read_text().splitlines()
