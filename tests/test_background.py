@@ -203,9 +203,10 @@ def test_a_stop_inside_a_commit_batch_keeps_and_reports_what_was_computed(repo: 
     proc = run_cli("index", str(repo), "--stop", env={"COLUMNS": "250"})
     assert proc.returncode == 0, proc.stderr
     vectors, chunks = _counts(repo)
-    # what the batch had computed is kept (on a loaded machine the worker may finish it
-    # before the stop lands: then all of them)
-    assert 0 < vectors <= chunks
+    assert 0 < vectors <= chunks  # what the batch had computed is kept
+    if "every chunk has model vectors" in proc.stdout:  # a loaded machine: the worker
+        assert vectors == chunks  # finished the batch before the stop landed
+        return
     assert f"model vectors for {vectors:,} of {chunks:,} chunks" in proc.stdout
     stopped = read_state(repo / ".codecite")
     assert stopped.state == "stopped" and stopped.embedded == vectors
@@ -317,6 +318,9 @@ def test_without_a_terminal_each_stage_is_one_line(repo: Path) -> None:
 #: Of the shop fixture's 42 answerable questions, answered with no model vector in the
 #: index: measured 41 (26 before Searcher.fill_similarity, which embeds the hits).
 EARLY_ANSWERED_FLOOR = 40
+#: Of its 16 unanswerable questions, declined then (the learnt abstention, issue 38;
+#: measured 12, as on the complete index: tests/test_answer.py's DECLINED_FLOOR).
+EARLY_DECLINED_FLOOR = 11
 
 
 def test_answers_before_the_model_tier_abstain_as_calibrated(tmp_path: Path) -> None:
@@ -347,8 +351,8 @@ def test_answers_before_the_model_tier_abstain_as_calibrated(tmp_path: Path) -> 
     ):
         answered = [q for q in golden if not early.ask(q, llm="extractive").insufficient]
         assert len(answered) >= EARLY_ANSWERED_FLOOR, sorted(set(golden) - set(answered))
-        for text in unanswerable:
-            assert early.ask(text, llm="extractive").insufficient, text
+        declined = [t for t in unanswerable if early.ask(t, llm="extractive").insufficient]
+        assert len(declined) >= EARLY_DECLINED_FLOOR, sorted(set(unanswerable) - set(declined))
         filled = early.searcher.fill_similarity(question, early.search(question, k=5).hits)
         model = complete.searcher.vectors
         assert isinstance(model, VectorIndex)
