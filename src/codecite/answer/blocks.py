@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..chunking.grammars import is_code_language
 from ..graph.testmap import is_test_path
 from ..picture.model import Neighbourhood
 from ..types import LINE_EXACT_KINDS, Chunk
@@ -40,10 +39,6 @@ _PARAGRAPH_END = re.compile(rf"\n\s*\n|\n\s*:?({DOC_SECTIONS})::?\s*(\n|$)", re.
 def secondary_path(path: str) -> bool:
     """Tests, docs, examples and prose: listed after the code itself."""
     return is_test_path(path) or bool(_DOC_PATH.search(path) or _PROSE_FILE.search(path))
-
-
-def secondary(chunk: Chunk) -> bool:
-    return secondary_path(chunk.path) or not is_code_language(chunk.language)
 
 
 def chunk_lines(chunk: Chunk, source: LineSource | None) -> list[tuple[int, str]]:

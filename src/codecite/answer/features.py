@@ -163,7 +163,7 @@ class Observation:
     """What the model reads of one question's retrieval."""
 
     terms: Terms
-    hits: tuple[Hit, ...]
+    #: HIT_FEATURES of search's first CANDIDATES hits, one row each.
     features: np.ndarray
     #: The weighted share of unknown names (see :func:`question_features`).
     unknown: float
@@ -205,4 +205,4 @@ def observe(
     names = [t for t, firm in specific_terms(subject).items() if firm and not holds(t)]
     unknown = terms.share(frozenset(stem(t) for t in names))
     features = hit_features(subject, terms, top, static, question.kind.name == "tests")
-    return Observation(terms, top, features, unknown, tuple(names))
+    return Observation(terms, features, unknown, tuple(names))
