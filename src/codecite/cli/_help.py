@@ -86,38 +86,34 @@ def tidy_param(param: Any) -> None:
         param.__class__ = _Argument
 
 
-class Command(TyperCommand):
+class _Tidied:
+    """Help that reads as sentences, with usual placeholders (a mixin of a click
+    command or group: its text, its parameters and its --help option tidied)."""
+
+    help: str | None
+    short_help: str | None
+    params: list[Any]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = tidy_text(self.help)
+        self.short_help = tidy_text(self.short_help)
+        for param in self.params:
+            tidy_param(param)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            tidy_param(option)
+        return option
+
+
+class Command(_Tidied, TyperCommand):
     """A command whose help reads as sentences, with usual placeholders."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.help = tidy_text(self.help)
-        self.short_help = tidy_text(self.short_help)
-        for param in self.params:
-            tidy_param(param)
 
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        if option is not None:
-            tidy_param(option)
-        return option
-
-
-class Group(TyperGroup):
+class Group(_Tidied, TyperGroup):
     """A group (``codecite``, ``codecite token``) tidied like :class:`Command`."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.help = tidy_text(self.help)
-        self.short_help = tidy_text(self.short_help)
-        for param in self.params:
-            tidy_param(param)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        if option is not None:
-            tidy_param(option)
-        return option
 
 
 class CLI(typer.Typer):
