@@ -69,3 +69,17 @@ def test_readme_lists_every_setting_generated_from_the_code() -> None:
     listed = [name for names, _, _ in table.rows() for name in names]
     assert sorted(listed) == sorted(Config.field_names())
     assert table.main(["--check"]) == 0, "run: python scripts/settings_table.py"
+
+
+def test_a_retired_answer_setting_is_read_with_a_warning_not_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 38 retired the hand-tuned answer settings: a codecite.toml that still sets
+    one keeps working and says the setting does nothing now (a misspelt one is refused)."""
+    (tmp_path / "codecite.toml").write_text("abstain_max_absent = 0.5\nrrf_k = 30\n")
+    with caplog.at_level("WARNING", logger="codecite.config"):
+        config = load_config(tmp_path)
+    assert config.search.rrf_k == 30
+    assert "'abstain_max_absent' no longer does anything" in caplog.text
+    with pytest.raises(ConfigError, match="unknown setting 'abstain_max_absnet'"):
+        load_config(tmp_path, overrides={"abstain_max_absnet": 0.5})
