@@ -128,7 +128,8 @@ class AnswerBlock:
     qualname: str
     language: str
     lines: tuple[str, ...]
-    #: Why it is here: "raise", "message", "caller", "test", ... (the evidence's role).
+    #: Why it is here: "line" (it holds most of the question), "definition", "message"
+    #: (it writes the message the question quotes), "caller", "test".
     role: str
     #: The chunk's kind (function, method, class, ...).
     kind: str = ""
@@ -182,10 +183,7 @@ class Extract:
 
 #: What a block's role says of it, where that helps the reader.
 ROLE_NOTES = {
-    "raise": "raises",
     "message": "writes the message",
-    "frame": "the line in the traceback",
-    "log": "logs",
     "caller": "calls it",
     "test": "tests it",
 }

@@ -254,10 +254,7 @@ class FileBlocks:
 
 #: Why a block is shown, where that helps the reader (the CLI says the same).
 BLOCK_NOTES = {
-    "raise": "raises",
     "message": "writes the message",
-    "frame": "the line in the traceback",
-    "log": "logs",
     "caller": "calls it",
     "test": "tests it",
 }
