@@ -12,9 +12,10 @@ index, and of another project's, through the same search and the same features
 each twice: on the complete index and as the index is right after ``codecite index``
 (keyword + static tiers only).
 
-    python scripts/train_answer_model/mine.py --workdir /work/answer-train
+    python scripts/train_answer_model/mine.py --workdir /work/answer-train [--set commits]
 
-Writes ``WORKDIR/mined/<name>.npz`` per project.
+Writes ``WORKDIR/mined/<name>.npz`` per project (``mined-commits/`` for the commits'
+questions, asked of the index of the released tree with its docstrings).
 """
 
 from __future__ import annotations
@@ -43,17 +44,37 @@ SEED = 20261206
 TIERS: tuple[tuple[str, ...], ...] = (("static", "model"), ("static",))
 
 
-def load_golden(folder: Path) -> list[dict[str, Any]]:
-    """A project's questions: its definitions' docstrings, then its tests'."""
+#: The question sets: their files, the index they are asked of, where they are mined to.
+SETS = {
+    "docstrings": (("golden.jsonl", "golden-tests.jsonl"), "index", "mined"),
+    "commits": (("golden-commits.jsonl",), "index-full", "mined-commits"),
+}
+
+
+def load_golden(folder: Path, kind: str = "docstrings") -> list[dict[str, Any]]:
+    """A project's questions of one set: its definitions' docstrings, then its tests'
+    (``docstrings``); its commits' subjects (``commits``, from ``commits.py``)."""
     rows = []
-    for name in ("golden.jsonl", "golden-tests.jsonl"):
+    for name in SETS[kind][0]:
         path = folder / name
         if path.is_file():
             rows += [json.loads(line) for line in path.read_text().splitlines() if line]
     return rows
 
 
+def root(folder: Path, kind: str) -> Path:
+    """The tree a set's index was made of: the stripped copy, or the released sdist."""
+    if kind == "docstrings":
+        return folder / "tree"
+    (source,) = [p for p in (folder / "download" / "src").iterdir() if p.is_dir()]
+    return source
+
+
 def right(hit: Any, g: dict[str, Any]) -> bool:
+    """Whether ``hit`` is the code that answers ``g`` (any of its ``refs`` when it has
+    several: a commit that changed two functions)."""
+    if "refs" in g:
+        return any(right(hit, ref) for ref in g["refs"])
     c = hit.chunk
     if c.path != g["path"] or c.end_line < g["start"] or g["end"] < c.start_line:
         return False
@@ -77,11 +98,12 @@ def on_the_spot(searcher: Any, row_of: dict[str, int], query: str, hits: list[An
     ]
 
 
-def mine(folder: Path, others: list[dict[str, Any]], out: Path) -> None:
+def mine(folder: Path, others: list[dict[str, Any]], out: Path, kind: str = "docstrings") -> None:
     static = line_embedder()
-    golden = load_golden(folder)
+    golden = load_golden(folder, kind)
     rows: dict[str, list[Any]] = {k: [] for k in ("X", "y", "n", "unknown", "terms", "own")}
-    with codecite.open_index(folder / "tree", index_dir=folder / "index", create=False) as idx:
+    index_dir = folder / SETS[kind][1]
+    with codecite.open_index(root(folder, kind), index_dir=index_dir, create=False) as idx:
         searcher = idx.searcher
         stats = searcher.term_stats
         holds = code_holds(idx.store, stats.df)
@@ -115,19 +137,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default="/work/answer-train")
     parser.add_argument("--cross", type=int, default=50, help="other projects' questions each")
+    parser.add_argument("--set", choices=sorted(SETS), default="docstrings", help="questions")
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
     folders = sorted(p for p in workdir.iterdir() if (p / ".complete").is_file())
-    golden = {f.name: load_golden(f) for f in folders}
-    (workdir / "mined").mkdir(exist_ok=True)
+    golden = {f.name: load_golden(f, args.set) for f in folders}
+    folders = [f for f in folders if golden[f.name]]
+    mined = workdir / SETS[args.set][2]
+    mined.mkdir(exist_ok=True)
     for folder in folders:
-        out = workdir / "mined" / f"{folder.name}.npz"
+        out = mined / f"{folder.name}.npz"
         if out.is_file():
             continue
         pool = [g for name, gs in golden.items() if name != folder.name for g in gs]
         others = random.Random(f"{SEED}-{folder.name}").sample(pool, min(args.cross, len(pool)))
         started = time.perf_counter()
-        mine(folder, others, out)
+        mine(folder, others, out, args.set)
         print(f"{folder.name}: {time.perf_counter() - started:.0f} s", flush=True)
     return 0
 

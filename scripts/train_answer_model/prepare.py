@@ -43,9 +43,10 @@ SEED = 20261206
 
 
 def projects(path: Path = HERE / "projects.txt") -> list[str]:
-    """The pinned training distributions (``name==version`` a line, ``#`` comments)."""
-    specs = [ln.split("#")[0].strip() for ln in path.read_text().splitlines()]
-    specs = [s for s in specs if s]
+    """The pinned training distributions (``name==version`` first on a line, then its
+    repository for ``commits.py``; ``#`` comments)."""
+    specs = [ln.split("#")[0].split() for ln in path.read_text().splitlines()]
+    specs = [s[0] for s in specs if s]
     bad = [s for s in specs if excluded_name(s.split("==")[0])]
     if bad:
         raise SystemExit(f"excluded from training (an evaluation project): {bad}")

@@ -36,6 +36,10 @@ import numpy as np
 from codecite.answer.features import HIT_FEATURES, QUESTION_FEATURES, question_features
 
 HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE)]
+
+from prepare import projects as listed_specs  # noqa: E402
+
 TARGET = HERE.parents[1] / "src" / "codecite" / "answer" / "data" / "answer-model.json"
 #: The share of answerable held-out questions abstention may decline (0.5%: of the
 #: variants 0.5%, 1%, 2% and 5% compared on the benchmarks, the only one that kept the
@@ -56,15 +60,42 @@ class Project:
     unknown: np.ndarray
     terms: np.ndarray
     own: np.ndarray
+    #: (Q,) which set each question comes from (an index into ``sets``).
+    source: np.ndarray
+    #: (Q, C) bool: the candidates that compete when the order is fitted (see load).
+    eligible: np.ndarray
 
 
-def load(workdir: Path) -> list[Project]:
+#: The mined question sets (``mine.py --set``): name -> folder under the workdir.
+SETS = {"docstrings": "mined", "commits": "mined-commits"}
+
+
+def load(workdir: Path, sets: tuple[str, ...] = ("docstrings",)) -> list[Project]:
+    """Each project's mined questions of ``sets``, one Project a project (a project
+    is held out whole, every set of it)."""
+    parts: dict[str, list[Any]] = {}
+    for kind in sets:
+        for path in sorted((workdir / SETS[kind]).glob("*.npz")):
+            parts.setdefault(path.stem, []).append((kind, np.load(path)))
     out = []
-    for path in sorted((workdir / "mined").glob("*.npz")):
-        d = np.load(path)
-        n = d["n"]
-        mask = np.arange(d["X"].shape[1])[None, :] < n[:, None]
-        out.append(Project(path.stem, d["X"], d["y"], mask, d["unknown"], d["terms"], d["own"]))
+    for name, found in sorted(parts.items()):
+        cat = {k: np.concatenate([d[k] for _, d in found]) for k in
+               ("X", "y", "n", "unknown", "terms", "own")}  # fmt: skip
+        source = np.concatenate([np.full(len(d["n"]), sets.index(k)) for k, d in found])
+        mask = np.arange(cat["X"].shape[1])[None, :] < cat["n"][:, None]
+        # A commit's label names the definitions it changed: of a test, a doc or a class
+        # it says nothing (none could be labelled), so only non-test functions and
+        # methods compete in its list.
+        X = cat["X"]
+        definition = (X[..., HIT_FEATURES.index("definition")] > 0) & (
+            X[..., HIT_FEATURES.index("test")] == 0
+        )
+        commit = (
+            source == sets.index("commits") if "commits" in sets else np.zeros_like(source, bool)
+        )
+        eligible = mask & (~commit[:, None] | definition)
+        out.append(Project(name, cat["X"], cat["y"], mask, cat["unknown"], cat["terms"],
+                           cat["own"], source, eligible))  # fmt: skip
     return out
 
 
@@ -140,14 +171,19 @@ def retrieval_features(p: Project, w: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return np.array(rows), np.array(right)
 
 
-def fit_retrieval(projects: list[Project], w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Abstention (own questions against other projects', the two weighed alike) and
-    confidence (the first block right, own questions) weights over ``projects``."""
+def fit_retrieval(
+    projects: list[Project], w: np.ndarray, abstain: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Abstention (own questions against other projects', the two weighed alike, of the
+    sets ``abstain``) and confidence (the first block right, own questions of every set)
+    weights over ``projects``."""
     rows = [retrieval_features(p, w) for p in projects]
     F = np.vstack([f for f, _ in rows])
     right = np.concatenate([r for _, r in rows])
     own = np.concatenate([p.own for p in projects])
-    wa = fit_logistic(F, own.astype(float), np.where(own, 1.0, own.sum() / (~own).sum()))
+    use = np.isin(np.concatenate([p.source for p in projects]), abstain)
+    Fa, oa = F[use], own[use]
+    wa = fit_logistic(Fa, oa.astype(float), np.where(oa, 1.0, oa.sum() / (~oa).sum()))
     wc = fit_logistic(F[own], right[own].astype(float))
     return wa, wc
 
@@ -155,25 +191,31 @@ def fit_retrieval(projects: list[Project], w: np.ndarray) -> tuple[np.ndarray, n
 # --------------------------------------------------------------------------- folds
 
 
-def cross_validate(projects: list[Project]) -> dict[str, Any]:
-    held: dict[str, list[Any]] = {k: [] for k in ("p", "y", "F", "right", "own", "name")}
-    per_project = {}
+def cross_validate(
+    projects: list[Project], sets: tuple[str, ...], abstain: tuple[int, ...]
+) -> dict[str, Any]:
+    held: dict[str, list[Any]] = {k: [] for k in ("p", "y", "F", "right", "own", "source")}
+    per_project: dict[str, dict[str, Any]] = {}
     for i, test in enumerate(projects):
         train = [p for j, p in enumerate(projects) if j != i]
         w = fit_order(*stack(train))
-        pt = probs(test.X[test.own], test.mask[test.own], w)
-        per_project[test.name] = order_metrics(pt, test.y[test.own])
+        for k, kind in enumerate(sets):
+            sel = test.own & (test.source == k)
+            if sel.any():
+                pt = probs(test.X[sel], test.mask[sel], w)
+                per_project.setdefault(kind, {})[test.name] = order_metrics(pt, test.y[sel])
         # abstention / confidence fitted on the training projects' rows, scored here
-        wa, wc = fit_retrieval(train, w)
+        wa, wc = fit_retrieval(train, w, abstain)
         F, r = retrieval_features(test, w)
         held["p"].append(logistic(F, wa))
         held["F"].append(logistic(F, wc))
         held["right"].append(r)
         held["own"].append(test.own)
-        held["name"] += [test.name] * len(F)
+        held["source"].append(test.source)
     p_ans, p_conf = np.concatenate(held["p"]), np.concatenate(held["F"])
     right, own = np.concatenate(held["right"]), np.concatenate(held["own"])
-    threshold = decline_threshold(p_ans, own)
+    source = np.concatenate(held["source"])
+    threshold = decline_threshold(p_ans, own & np.isin(source, abstain))
     trade = {
         f"{rate:.3f}": {
             "threshold": round(float(np.quantile(p_ans[own], rate)), 4),
@@ -190,14 +232,25 @@ def cross_validate(projects: list[Project]) -> dict[str, Any]:
             "n": int(sel.sum()),
             "top_right": float(right[sel].mean()) if sel.any() else 0,
         }
-    total = {k: float(np.mean([m[k] for m in per_project.values()])) for k in
-             ("model_top1", "model_top3", "search_top1", "search_top3")}  # fmt: skip
+    total = {
+        kind: {k: round(float(np.mean([m[k] for m in per.values()])), 4) for k in
+               ("model_top1", "model_top3", "search_top1", "search_top3")}
+        for kind, per in per_project.items()
+    }
+    declined = {
+        kind: {
+            "own": round(float((p_ans[own & (source == k)] < threshold).mean()), 4),
+            "cross": round(float((p_ans[~own & (source == k)] < threshold).mean()), 4),
+        }
+        for k, kind in enumerate(sets)
+    }
     return {
         "order_per_project": per_project,
         "order_mean_of_projects": total,
         "abstain_threshold": threshold,
         "own_declined": float((p_ans[own] < threshold).mean()),
         "cross_declined": float((p_ans[~own] < threshold).mean()),
+        "declined_by_set": declined,
         "confidence_levels": levels,
         "confidence_held_out": conf,
         "decline_tradeoff": trade,
@@ -208,7 +261,7 @@ def stack(projects: list[Project]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (
         np.concatenate([p.X[p.own] for p in projects]),
         np.concatenate([p.y[p.own] for p in projects]),
-        np.concatenate([p.mask[p.own] for p in projects]),
+        np.concatenate([p.eligible[p.own] for p in projects]),
     )
 
 
@@ -224,14 +277,13 @@ def confidence_levels(p: np.ndarray) -> dict[str, float]:
 # --------------------------------------------------------------------------- main
 
 
-def fit_all(projects: list[Project], validation: dict[str, Any], listed: Path) -> dict[str, Any]:
+def fit_all(
+    projects: list[Project], validation: dict[str, Any], listed: Path, sets: tuple[str, ...],
+    abstain: tuple[int, ...],
+) -> dict[str, Any]:
     w = fit_order(*stack(projects))
-    wa, wc = fit_retrieval(projects, w)
-    specs = [
-        line.split("#")[0].strip()
-        for line in listed.read_text().splitlines()
-        if line.split("#")[0].strip()
-    ]
+    wa, wc = fit_retrieval(projects, w, abstain)
+    specs = listed_specs(listed)
     return {
         "format": 1,
         "hit_features": list(HIT_FEATURES),
@@ -244,12 +296,14 @@ def fit_all(projects: list[Project], validation: dict[str, Any], listed: Path) -
         "confidence_levels": {k: round(v, 6) for k, v in validation["confidence_levels"].items()},
         "trained_on": [s for s in specs if s.split("==")[0] in {p.name for p in projects}],
         "questions": int(sum(p.own.sum() for p in projects)),
+        "question_sets": list(sets),
         "cross_questions": int(sum((~p.own).sum() for p in projects)),
         "validation": {
             "method": "leave one project out",
             "order_mean_of_projects": validation["order_mean_of_projects"],
             "own_declined": round(validation["own_declined"], 4),
             "cross_declined": round(validation["cross_declined"], 4),
+            "declined_by_set": validation["declined_by_set"],
             "confidence_held_out": validation["confidence_held_out"],
         },
         "recipe": "scripts/train_answer_model (prepare.py, mine.py, train.py)",
@@ -261,16 +315,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default="/work/answer-train")
     parser.add_argument("--write", action="store_true", help=f"write {TARGET.name}")
     parser.add_argument("--projects", default="projects.txt", help="the list it was prepared from")
+    parser.add_argument(
+        "--sets", default="docstrings,commits",
+        help="the mined question sets to learn from (mine.py --set), comma-separated",
+    )  # fmt: skip
+    parser.add_argument(
+        "--abstain-sets", default="docstrings",
+        help="the sets abstention learns from and is calibrated on (another project's "
+        "commit subject is often a fair question of any project: no negative)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    projects = load(Path(args.workdir))
+    sets = tuple(args.sets.split(","))
+    abstain = tuple(sets.index(k) for k in args.abstain_sets.split(","))
+    projects = load(Path(args.workdir), sets)
     if len(projects) < 3:
         raise SystemExit("mine at least 3 projects first (mine.py)")
-    validation = cross_validate(projects)
-    for name, m in validation["order_per_project"].items():
-        print(f"{name:14} n={m['n']:4} top1 {m['search_top1']:.3f} -> {m['model_top1']:.3f}  "
-              f"top3 {m['search_top3']:.3f} -> {m['model_top3']:.3f}")  # fmt: skip
+    validation = cross_validate(projects, sets, abstain)
+    for kind, per in validation["order_per_project"].items():
+        for name, m in per.items():
+            print(
+                f"{kind:10} {name:12} n={m['n']:4} top1 {m['search_top1']:.3f} -> "
+                f"{m['model_top1']:.3f}  top3 {m['search_top3']:.3f} -> {m['model_top3']:.3f}"
+            )
     print(json.dumps({k: v for k, v in validation.items() if k != "order_per_project"}, indent=1))
-    model = fit_all(projects, validation, HERE / args.projects)
+    model = fit_all(projects, validation, HERE / args.projects, sets, abstain)
     print(json.dumps(dict(zip(HIT_FEATURES, model["order_weights"], strict=True)), indent=1))
     if args.write:
         TARGET.write_text(json.dumps(model, indent=1) + "\n")
