@@ -12,7 +12,9 @@ project, a word list or a benchmark question:
 - how much of the question it holds: the rarity-weighted share of the question's terms
   (lightly stemmed) in its name, its path and its body, and the cosine of the question
   with the chunk in the static code model and (when there) the search model;
-- whether the question writes the hit's name as an identifier.
+- whether the question writes the hit's name as an identifier;
+- where in it the question is: the largest share of the question's terms within a few
+  lines, and its line closest to the question in the static code model.
 
 :func:`question_features` summarises a whole retrieval for abstention and confidence.
 """
@@ -41,6 +43,7 @@ HIT_FEATURES = (
     "definition", "class", "module", "prose", "test", "asks_tests_and_test",
     "name_share", "path_share", "body_share", "body_share_rel", "static_cos",
     "static_cos_rel", "model_cos", "has_model_cos", "written_name", "log_lines",
+    "window_share", "window_share_rel", "line_cos", "line_cos_rel",
 )  # fmt: skip
 #: The features of a whole retrieval (abstention, confidence).
 QUESTION_FEATURES = (
@@ -51,6 +54,9 @@ QUESTION_FEATURES = (
 CODE_ONLY = Filters(languages=tuple(GRAMMARS))
 #: Hits of search's list the model reads and may reorder.
 CANDIDATES = 8
+#: Lines of the window in which a hit's terms are counted together (the question's
+#: words close together, not scattered over a long function).
+WINDOW = 6
 
 _PROSE = frozenset({"markdown", "text", "rst"})
 _DEFINITIONS = frozenset({"function", "method"})
@@ -74,6 +80,8 @@ def hit_features(
     bodies = [stems(f"{h.chunk.qualname} {h.chunk.content}") for h in hits]
     body = np.array([terms.share(b) for b in bodies], dtype=np.float32)
     cos = _cosines(question, [h.chunk for h in hits], static)
+    window = np.array([_window_share(terms, h.chunk) for h in hits], dtype=np.float32)
+    line = _line_cosines(question, [h.chunk for h in hits], static)
     for i, h in enumerate(hits):
         c = h.chunk
         test = is_test_path(c.path)
@@ -100,6 +108,10 @@ def hit_features(
             "has_model_cos": float(h.similarity is not None),
             "written_name": float(_written(terms, c)),
             "log_lines": math.log1p(c.end_line - c.start_line + 1) / 6,
+            "window_share": float(window[i]),
+            "window_share_rel": float(window[i] / window.max()) if window.max() > 0 else 0.0,
+            "line_cos": float(line[i]),
+            "line_cos_rel": float(line[i] - line.max()) + 1.0,
         }
         out[i] = [row[name] for name in HIT_FEATURES]
     return out
@@ -122,6 +134,46 @@ def _cosines(question: str, chunks: Sequence[Chunk], static: Embed | None) -> np
     norms[norms == 0] = 1.0
     unit = rows / norms[:, None]
     return np.asarray(unit[1:] @ unit[0], dtype=np.float32)
+
+
+def _window_share(terms: Terms, chunk: Chunk) -> float:
+    """The largest share of the question's terms found within :data:`WINDOW` lines of
+    the chunk (its name counted in every window)."""
+    lines = [stems(line) for line in chunk.content.splitlines()] or [frozenset()]
+    name = stems(chunk.qualname)
+    best = 0.0
+    for start in range(max(1, len(lines) - WINDOW + 1)):
+        best = max(best, terms.share(name.union(*lines[start : start + WINDOW])))
+    return best
+
+
+#: The lines of a chunk whose closeness to the question is measured (the longest
+#: chunks are read to here).
+MAX_LINES = 120
+
+
+def _line_cosines(question: str, chunks: Sequence[Chunk], static: Embed | None) -> np.ndarray:
+    """Each chunk's closest line to the question in the static code model: the line
+    that says what was asked, wherever it lies in a long chunk."""
+    if static is None or not chunks:
+        return np.zeros(len(chunks), dtype=np.float32)
+    per = [
+        [ln.strip() for ln in c.content.splitlines()[:MAX_LINES] if len(ln.strip()) > 3]
+        for c in chunks
+    ]
+    texts = [question, *(t for lines in per for t in lines)]
+    rows = static(texts)
+    norms = np.linalg.norm(rows, axis=1)
+    norms[norms == 0] = 1.0
+    unit = rows / norms[:, None]
+    sims = unit[1:] @ unit[0]
+    out = np.zeros(len(chunks), dtype=np.float32)
+    at = 0
+    for i, lines in enumerate(per):
+        if lines:
+            out[i] = float(sims[at : at + len(lines)].max())
+        at += len(lines)
+    return out
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
