@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -194,6 +195,7 @@ def answer_record(idx: Any, q: dict[str, Any], system: str) -> dict[str, Any]:
         "lines": data["answer"].count("\n") + 1,
         "ms": round(elapsed * 1000, 1),
         "answer": data["answer"],
+        "lead": data.get("lead", ""),
     }
 
 
@@ -287,6 +289,49 @@ def score(questions: dict[str, Question], records: list[dict[str, Any]]) -> dict
         by_project.setdefault(q.project, []).append((q, r))
     out["by_project"] = {k: rates(v) for k, v in sorted(by_project.items())}
     return out
+
+
+#: The quote of a first line ("`Name` (path:lines): `quote`.").
+_QUOTED = re.compile(r"\): `(.*)`\.$")
+
+
+def targets(questions: dict[str, Question], records: dict[str, list[dict[str, Any]]]) -> str:
+    """Issue 38's target figures per question set (the answer benchmark, sweqa-dev), a
+    row per system: evidence@3, lead hit, answerable declined, out of scope declined,
+    median cited blocks and fragment leads (a first line whose quote
+    ``answer.compose.is_fragment`` calls a fragment; the current code's rule)."""
+    from codecite.answer.compose import is_fragment
+
+    rows = [
+        "| set | system | n | evidence@3 | lead hit | answerable declined | out of scope "
+        "declined | median blocks | fragment leads |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    pins = projects(sweqa=True)
+    for name in ("answers", "sweqa"):
+        for system, recs in records.items():
+            mine = [r for r in recs if (pins[questions[r["id"]].project].get("set") ==
+                                        "sweqa-dev") == (name == "sweqa")]  # fmt: skip
+            if not mine:
+                continue
+            m = score(questions, mine)
+            answered = [r for r in mine if not r["insufficient"] and r["citations"]]
+            blocks = statistics.median(len(cited_blocks(r)) for r in answered) if answered else 0
+            quotes = [_QUOTED.search(r.get("lead") or "") for r in answered]
+            fragments = sum(
+                bool(q) and "writes it" not in r["lead"] and is_fragment(q.group(1))
+                for q, r in zip(quotes, answered, strict=True)
+            )
+            out = m["out_of_scope"]
+            rows.append(
+                f"| {name} | {system} | {m['all']['n']} | {m['all']['evidence@3']:.3f} | "
+                f"{m['all']['lead_hit']:.3f} | {m['all']['declined']:.1%} | "
+                + (f"{out['declined']:.1%} ({out['n']})" if out["n"] else "-")
+                + f" | {blocks:g} | "
+                + ("-" if system == SEARCH_CHUNKS else str(fragments))
+                + " |"
+            )
+    return "\n".join(rows)
 
 
 def project_table(results: dict[str, dict[str, Any]]) -> str:
@@ -454,6 +499,7 @@ def main(argv: list[str] | None = None) -> int:
             records[name] = rows
             results[name] = score(questions, rows)
     print(table(results))
+    print("\nper set (issue 38's targets):\n" + targets(questions, records))
     print("\nper project (evidence@3 / lead hit / answerable declined):\n" + project_table(results))
     for system, m in results.items():
         print(f"\n{system} by shape: " + ", ".join(

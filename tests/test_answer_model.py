@@ -96,6 +96,27 @@ def test_ordinary_words_missing_from_the_code_are_no_unknown_names() -> None:
     assert seen.unknown_names == () and seen.unknown == 0
     seen = observe(read("Do we send pushes through Firebase?"), [], lambda t: df(t, 1), 50, None)
     assert seen.unknown_names == ("firebase",) and seen.unknown > 0
+    assert seen.soft_unknown == 0
+
+
+def test_capitalised_everyday_words_missing_from_the_code_are_a_soft_unknown_share() -> None:
+    """``Viper`` is an everyday word written as a name: maybe a product the code never
+    mentions, maybe a value it calls otherwise; it is weighed apart from firm names (the
+    model learns what it is worth) and is never listed as a missing name."""
+    from codecite.answer.features import observe
+
+    df = {"viper": 0, "config": 4, "path": 6, "environment": 2}.get
+    seen = observe(
+        read("Where is the Viper config path set for each environment?"),
+        [], lambda t: df(t, 1), 50, None,
+    )  # fmt: skip
+    assert seen.unknown == 0 and seen.unknown_names == ()
+    assert 0 < seen.soft_unknown < 1
+    known = observe(
+        read("Where is the Viper config path set for each environment?"),
+        [], lambda t: 3, 50, None,
+    )  # fmt: skip
+    assert known.soft_unknown == 0
 
 
 @pytest.fixture(scope="module")

@@ -101,7 +101,7 @@ def on_the_spot(searcher: Any, row_of: dict[str, int], query: str, hits: list[An
 def mine(folder: Path, others: list[dict[str, Any]], out: Path, kind: str = "docstrings") -> None:
     static = line_embedder()
     golden = load_golden(folder, kind)
-    rows: dict[str, list[Any]] = {k: [] for k in ("X", "y", "n", "unknown", "terms", "own")}
+    rows: dict[str, list[Any]] = {k: [] for k in ("X", "y", "n", "unknown", "soft", "terms", "own")}
     index_dir = folder / SETS[kind][1]
     with codecite.open_index(root(folder, kind), index_dir=index_dir, create=False) as idx:
         searcher = idx.searcher
@@ -128,6 +128,7 @@ def mine(folder: Path, others: list[dict[str, Any]], out: Path, kind: str = "doc
             rows["y"].append(y)
             rows["n"].append(len(hits))
             rows["unknown"].append(obs.unknown)
+            rows["soft"].append(obs.soft_unknown)
             rows["terms"].append(len(obs.terms.stems))
             rows["own"].append(own)
     np.savez_compressed(out, **{k: np.array(v) for k, v in rows.items()})

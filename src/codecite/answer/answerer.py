@@ -199,7 +199,12 @@ class Answerer:
         declined = not hits
         if model is not None and ordered is not None and hits:
             features = question_features(
-                seen.features, ordered.probs, shown, seen.unknown, len(seen.terms.stems)
+                seen.features,
+                ordered.probs,
+                shown,
+                seen.unknown,
+                len(seen.terms.stems),
+                seen.soft_unknown,
             )
             signals["answers"] = round(model.answers(features), 4)
             signals["right_first"] = round(model.right_first(features), 4)

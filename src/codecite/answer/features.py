@@ -48,7 +48,8 @@ HIT_FEATURES = (
 #: The features of a whole retrieval (abstention, confidence).
 QUESTION_FEATURES = (
     "top_prob", "top_body_share", "top_name_share", "best_static_cos", "best_model_cos",
-    "has_model_cos", "unknown_name_share", "log_terms",
+    "has_model_cos", "unknown_name_share", "log_terms", "unknown_soft_share",
+    "best_window_share", "best_line_cos", "top_window_share",
 )  # fmt: skip
 #: Chunks of code (every language tree-sitter parses): not docs, not text.
 CODE_ONLY = Filters(languages=tuple(GRAMMARS))
@@ -184,7 +185,12 @@ def softmax(scores: np.ndarray) -> np.ndarray:
 
 
 def question_features(
-    features: np.ndarray, probs: np.ndarray, order: Sequence[int], unknown: float, n_terms: int
+    features: np.ndarray,
+    probs: np.ndarray,
+    order: Sequence[int],
+    unknown: float,
+    n_terms: int,
+    soft: float = 0.0,
 ) -> np.ndarray:
     """float32 (len(QUESTION_FEATURES),): what a whole retrieval shows, once its hits
     are ordered (``order``: indexes into ``features``; ``probs``: the model's
@@ -192,7 +198,9 @@ def question_features(
     share of the question's terms that no chunk holds *and* that are no ordinary word
     (everyday English or the common jargon of code, :func:`.terms.specific_terms`): a
     question naming a thing the code never mentions. Ordinary words missing from the
-    code count for nothing."""
+    code count for nothing. ``soft``: the same share for the names that are everyday
+    words written capitalised (``Viper``, ``Rich``): maybe a product, maybe a value the
+    code calls otherwise; the model learns what each is worth."""
     col = {name: i for i, name in enumerate(HIT_FEATURES)}
     if not len(features):
         return np.zeros(len(QUESTION_FEATURES), dtype=np.float32)
@@ -206,6 +214,10 @@ def question_features(
         "has_model_cos": float(features[:, col["has_model_cos"]].max()),
         "unknown_name_share": unknown,
         "log_terms": math.log1p(n_terms) / 3,
+        "unknown_soft_share": soft,
+        "best_window_share": float(features[:, col["window_share"]].max()),
+        "best_line_cos": float(features[:, col["line_cos"]].max()),
+        "top_window_share": float(features[top, col["window_share"]]),
     }
     return np.array([row[name] for name in QUESTION_FEATURES], dtype=np.float32)
 
@@ -222,6 +234,8 @@ class Observation:
     #: Those names: words of the question that name something specific (not everyday
     #: English nor the common jargon of code) and that no chunk holds.
     unknown_names: tuple[str, ...] = ()
+    #: The weighted share of the question's capitalised everyday words no chunk holds.
+    soft_unknown: float = 0.0
 
 
 def code_holds(store: KeywordIndex, df: Callable[[str], int]) -> Callable[[str], bool]:
@@ -254,7 +268,9 @@ def observe(
     top = tuple(hits[:CANDIDATES])
     subject = question.subject
     holds = in_code or (lambda t: df(t) > 0)
-    names = [t for t, firm in specific_terms(subject).items() if firm and not holds(t)]
+    named = specific_terms(subject)
+    names = [t for t, firm in named.items() if firm and not holds(t)]
     unknown = terms.share(frozenset(stem(t) for t in names))
+    soft = terms.share(frozenset(stem(t) for t, firm in named.items() if not firm and not holds(t)))
     features = hit_features(subject, terms, top, static, question.kind.name == "tests")
-    return Observation(terms, features, unknown, tuple(names))
+    return Observation(terms, features, unknown, tuple(names), soft)

@@ -4,7 +4,8 @@ answer at all, and how sure the answer is.
 Its weights ship in ``answer/data/answer-model.json``, made by
 ``scripts/train_answer_model`` from questions mined out of many open-source projects'
 docstrings (each asked of an index of its project with every docstring removed; the
-other projects' questions as the negatives of abstention) and validated on projects
+other projects' questions as the negatives of abstention) and commit subjects (asked of
+the released tree; right = the definitions the commit changed), validated on projects
 left out of the fit. No benchmark question fitted a number of it; the file lists the
 training projects and the held-out figures.
 
@@ -13,8 +14,8 @@ training projects and the held-out figures.
   ``answer_order = "model"`` (on people's questions it did not beat search's order);
   its probability for the block shown first is a feature of the two models below.
 - :meth:`AnswerModel.answers` is the probability that the question is about this
-  index at all; below the shipped threshold (the highest that declined at most 2% of
-  the held-out projects' answerable questions) the answer declines.
+  index at all; below the shipped threshold (the highest that declined at most 0.5% of
+  the held-out projects' docstring questions) the answer declines.
 - :meth:`AnswerModel.level` is the probability that the first block is right, cut into
   ``low`` / ``medium`` / ``high`` at the held-out thirds.
 """
