@@ -9,6 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from repos import copy_index, run_cli
 
@@ -196,3 +197,47 @@ def test_the_readme_example_is_answered_as_the_readme_runs_it(tmp_path: Path) ->
         assert answer["blocks"][0]["path"].startswith("src/codecite/"), answer["answer"]
     first = json.loads(complete.stdout)["blocks"][0]
     assert first["path"].startswith("src/codecite/scrub/"), complete.stdout
+
+
+RETRY = """def call_with_retries(self, call):
+    attempts = 0
+    while True:
+        try:
+            return call()
+        except ConnectionError:
+            attempts += 1
+            if attempts > self.max_attempts:
+                raise GaveUp("gave up after too many attempts")
+            time.sleep(self.backoff * attempts)
+"""
+
+
+def test_the_learnt_focus_is_the_line_that_says_what_was_asked() -> None:
+    """The shipped focus weights (learnt from the lines commits added, answer/focus.py)
+    put a block's focus on the line of the body that says what was asked, not on the
+    signature, and quote a whole statement; the real static model gives the cosines."""
+    from codecite.answer.answerer import _line_score
+    from codecite.answer.compose import focus_of
+    from codecite.answer.focus import LINE_FEATURES, line_features
+    from codecite.types import Chunk
+
+    model = answer_model()
+    assert model is not None and model.line_weights is not None
+    assert model.line_weights.shape == (len(LINE_FEATURES),)
+    question = read("When does a call stop retrying and give up?")
+    df = {"call": 40, "stop": 9, "retry": 3, "give": 2, "up": 30}
+    terms = question.terms(lambda t: df.get(t, 1), 200)
+    chunk = Chunk(
+        id="c", repo="r", path="net.py", language="python", kind="method",
+        name="call_with_retries", qualname="Client.call_with_retries", start_line=10,
+        end_line=19, content=RETRY, context="", content_hash="h",
+    )  # fmt: skip
+    score = _line_score(model.line_weights, question.subject, terms)
+    focus = focus_of(chunk, None, terms, (), score)
+    assert focus is not None
+    assert focus.line in (17, 18), focus  # the test of the limit or the raise
+    assert focus.quote and not is_fragment(focus.quote)
+    lines = RETRY.splitlines()
+    rows = line_features(lines, [True] * len(lines), terms, np.zeros(len(lines)))
+    assert rows.shape == (len(lines), len(LINE_FEATURES))
+    assert rows[:, LINE_FEATURES.index("first")].tolist() == [1.0] + [0.0] * (len(lines) - 1)

@@ -260,11 +260,17 @@ def cross_validate(
     }
 
 
+#: The sets (indexes into ``sets``) the order is fitted on (``--order-sets``; None: all).
+ORDER_SETS: tuple[int, ...] | None = None
+
+
 def stack(projects: list[Project]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Own questions' candidates, labels and eligibility (of ``ORDER_SETS``)."""
+    keep = [p.own & (np.isin(p.source, ORDER_SETS) if ORDER_SETS else True) for p in projects]
     return (
-        np.concatenate([p.X[p.own] for p in projects]),
-        np.concatenate([p.y[p.own] for p in projects]),
-        np.concatenate([p.eligible[p.own] for p in projects]),
+        np.concatenate([p.X[k] for p, k in zip(projects, keep, strict=True)]),
+        np.concatenate([p.y[k] for p, k in zip(projects, keep, strict=True)]),
+        np.concatenate([p.eligible[k] for p, k in zip(projects, keep, strict=True)]),
     )
 
 
@@ -327,8 +333,15 @@ def main(argv: list[str] | None = None) -> int:
         help="the sets abstention learns from and is calibrated on (another project's "
         "commit subject is often a fair question of any project: no negative)",
     )  # fmt: skip
+    parser.add_argument(
+        "--order-sets", default="",
+        help="the sets the order is fitted on (default: every set of --sets): a variant",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     sets = tuple(args.sets.split(","))
+    global ORDER_SETS
+    if args.order_sets:
+        ORDER_SETS = tuple(sets.index(k) for k in args.order_sets.split(","))
     abstain = tuple(sets.index(k) for k in args.abstain_sets.split(","))
     projects = load(Path(args.workdir), sets)
     if len(projects) < 3:
@@ -343,7 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({k: v for k, v in validation.items() if k != "order_per_project"}, indent=1))
     model = fit_all(projects, validation, HERE / args.projects, sets, abstain)
     print(json.dumps(dict(zip(HIT_FEATURES, model["order_weights"], strict=True)), indent=1))
-    if args.write:
+    if args.write:  # the focus line's weights (train_lines.py) are kept
+        if TARGET.is_file():
+            kept = json.loads(TARGET.read_text())
+            model.update({k: v for k, v in kept.items() if k.startswith("line_")})
         TARGET.write_text(json.dumps(model, indent=1) + "\n")
         print(f"wrote {TARGET}")
     return 0

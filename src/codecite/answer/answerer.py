@@ -27,6 +27,7 @@ from ..errors import EmbeddingError
 from ..filetext import display_text
 from ..picture.model import Neighbourhood
 from ..question import read
+from ..question.terms import Terms
 from ..retrieve import Searcher
 from ..retrieve.pack import pack
 from ..retrieve.querylog import append_query_log
@@ -37,6 +38,7 @@ from .citations import Block, Citation, check_citations, citation_flags
 from .compose import compose
 from .facts import GraphFacts
 from .features import CANDIDATES, Embed, code_holds, observe, question_features
+from .focus import line_scores
 from .llm import EXTRACTIVE, LLM
 from .model import answer_model
 from .prompt import INSUFFICIENT, build_messages
@@ -190,9 +192,13 @@ class Answerer:
             shown = ordered.order
         hits = [*(top[i] for i in shown), *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
+        score = None
+        if model is not None and model.line_weights is not None:
+            score = _line_score(model.line_weights, asked.subject, seen.terms)
         composed = compose(
             asked.kind.name, hits, seen.terms, asked.parts.messages,
             GraphFacts(self.searcher.store, lines), lines, self.config.answer.answer_max_blocks,
+            score,
         )  # fmt: skip
         signals: dict[str, Any] = {"literal": composed.literal, "unknown": round(seen.unknown, 4)}
         confidence = "low"
@@ -394,6 +400,18 @@ def run_steps(steps: Generator[str, None, Answer]) -> Answer:
         except StopIteration as done:
             answer: Answer = done.value
             return answer
+
+
+def _line_score(
+    weights: np.ndarray, subject: str, terms: Terms
+) -> Callable[[Sequence[str], Sequence[bool]], np.ndarray]:
+    """The learnt focus score of a block's lines for this question (:mod:`.focus`)."""
+    static = line_embedder()
+
+    def score(texts: Sequence[str], whole: Sequence[bool]) -> np.ndarray:
+        return line_scores(weights, subject, texts, whole, terms, static)
+
+    return score
 
 
 def line_embedder() -> Embed | None:

@@ -15,8 +15,9 @@ blocks in the order the answer model chose (search's, unless the model's word mo
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..graph.testmap import is_test_path
 from ..picture.mermaid import neighbourhood_mermaid
@@ -34,6 +35,9 @@ from .blocks import (
 )
 from .citations import cite
 from .facts import GraphFacts
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Definitions whose callers an impact answer shows.
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
@@ -135,10 +139,21 @@ class Focus:
     quote: str = ""
 
 
+#: A learnt score of each line of a block (:mod:`.focus`): its texts and whether each
+#: reads alone -> one score a line.
+LineScore = Callable[[Sequence[str], Sequence[bool]], "np.ndarray"]
+
+
 def focus_of(
-    chunk: Chunk, source: LineSource | None, terms: Terms, messages: Sequence[str]
+    chunk: Chunk,
+    source: LineSource | None,
+    terms: Terms,
+    messages: Sequence[str],
+    score: LineScore | None = None,
 ) -> Focus | None:
-    """The line of ``chunk`` to highlight and quote (None: no whole statement in it)."""
+    """The line of ``chunk`` to highlight and quote (None: no whole statement in it):
+    the line writing a quoted message; else the best line by ``score`` (learnt: the
+    answer model's); without it, the line holding most of the question's words."""
     lines = chunk_lines(chunk, source)
     wanted = [p for p in (constant_part(m) for m in messages) if p]
     for n, text in lines:
@@ -148,6 +163,8 @@ def focus_of(
     if not lines:
         return None
     whole = whole_lines([text for _, text in lines])
+    if score is not None:
+        return _learnt_focus(lines, whole, terms, score)
     scored = [(terms.share(stems(text)), n, text, alone) for (n, text), alone in zip(
         lines, whole, strict=True) if text.strip()]  # fmt: skip
     if not scored:
@@ -158,6 +175,19 @@ def focus_of(
     quotable = [s for s in scored if s[3] and s[0] > 0]
     quote = max(quotable, key=lambda s: s[0])[2] if quotable else ""
     return Focus(n if share > 0 else 0, text, "line", quote)
+
+
+def _learnt_focus(
+    lines: Sequence[tuple[int, str]], whole: Sequence[bool], terms: Terms, score: LineScore
+) -> Focus:
+    """The best line by the learnt score; the quote: the best whole statement holding
+    some of the question's words ('' when none does)."""
+    texts = [text for _, text in lines]
+    scores = score(texts, whole)
+    best = int(scores.argmax())
+    quotable = [i for i, text in enumerate(texts) if whole[i] and terms.share(stems(text)) > 0]
+    quote = texts[max(quotable, key=lambda i: scores[i])] if quotable else ""
+    return Focus(lines[best][0], texts[best], "line", quote)
 
 
 @dataclass
@@ -182,15 +212,17 @@ def compose(
     graph: GraphFacts,
     source: LineSource | None,
     max_blocks: int = MAX_BLOCKS,
+    score: LineScore | None = None,
 ) -> Composed:
-    """The extractive answer over ``hits`` in their (already chosen) order."""
+    """The extractive answer over ``hits`` in their (already chosen) order; ``score``:
+    the learnt focus line's (None: the line holding most of the question's words)."""
     out = Composed(Extract(""))
     hits = _message_first(code_first(hits, kind), source, terms, messages)
     shown: list[_Shown] = []
     for hit in hits:
         if len(shown) >= max_blocks:
             break
-        focus = focus_of(hit.chunk, source, terms, messages)
+        focus = focus_of(hit.chunk, source, terms, messages, score)
         block = _block(hit, focus, source)
         if not any(_same(block, s.block) for s in shown):
             shown.append(_Shown(block, hit.chunk, focus))

@@ -18,6 +18,8 @@ training projects and the held-out figures.
   the held-out projects' docstring questions) the answer declines.
 - :meth:`AnswerModel.level` is the probability that the first block is right, cut into
   ``low`` / ``medium`` / ``high`` at the held-out thirds.
+- ``line_weights`` score the lines of a block (:mod:`.focus`): the one it is shown
+  around and the statement its first line quotes.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .features import HIT_FEATURES, QUESTION_FEATURES, softmax
+from .focus import LINE_FEATURES
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,8 @@ class AnswerModel:
     high: float
     #: Where it came from (the training projects, the held-out figures).
     provenance: dict[str, Any]
+    #: The focus line's weights (:mod:`.focus`); None: the rule (most of the words).
+    line_weights: np.ndarray | None = None
 
     def order(self, features: np.ndarray) -> Ordered:
         """Candidates by the model's score, search's order breaking ties."""
@@ -114,4 +119,7 @@ def from_json(raw: dict[str, Any]) -> AnswerModel | None:
         float(raw["confidence_levels"]["medium"]),
         float(raw["confidence_levels"]["high"]),
         {k: raw.get(k) for k in ("trained_on", "questions", "validation", "recipe")},
+        np.array(raw["line_weights"], dtype=np.float64)
+        if tuple(raw.get("line_features", ())) == LINE_FEATURES
+        else None,
     )
