@@ -191,22 +191,29 @@ def repositories(path: Path) -> dict[str, str]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def mirrored(argv: list[str] | None, description: str) -> Iterator[tuple[str, Path, Path]]:
+    """The arguments of a step that reads the repositories (``--workdir``, ``--mirrors``,
+    ``--projects``), then each listed project's name, prepared folder and mirror (one
+    without either is reported and skipped)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--workdir", default="/work/answer-train", help="prepare.py's workdir")
     parser.add_argument("--mirrors", default="/work/.mirror", help="<owner>+<repo>/repo mirrors")
     parser.add_argument("--projects", default="projects.txt", help="the list (beside this)")
     args = parser.parse_args(argv)
-    workdir, mirrors = Path(args.workdir), Path(args.mirrors)
     listed = HERE / args.projects
     repos = repositories(listed)
     for spec in projects(listed):
         name = spec.split("==")[0]
-        folder = workdir / name
-        mirror = mirrors / repos.get(name, "-").replace("/", "+") / "repo"
+        folder = Path(args.workdir) / name
+        mirror = Path(args.mirrors) / repos.get(name, "-").replace("/", "+") / "repo"
         if not (folder / ".complete").is_file() or not mirror.is_dir():
             print(f"{name}: skipped (prepare.py first, and a mirror of its repository)")
             continue
+        yield name, folder, mirror
+
+
+def main(argv: list[str] | None = None) -> int:
+    for name, folder, mirror in mirrored(argv, __doc__.split("\n\n")[0]):
         started = time.perf_counter()
         try:
             n = mine_commits(name, folder, mirror)

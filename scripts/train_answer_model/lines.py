@@ -17,7 +17,6 @@ features of every line are computed by ``mine.py --set lines``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -27,8 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
-from commits import git, repositories, source_tree  # noqa: E402
-from prepare import projects  # noqa: E402
+from commits import git, mirrored, source_tree  # noqa: E402
 
 #: Shorter added lines (``)``, ``else:``) match anywhere and say nothing.
 MIN_CHARS = 8
@@ -71,21 +69,9 @@ def right_lines(name: str, folder: Path, mirror: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workdir", default="/work/answer-train", help="prepare.py's workdir")
-    parser.add_argument("--mirrors", default="/work/.mirror", help="<owner>+<repo>/repo mirrors")
-    parser.add_argument("--projects", default="projects.txt", help="the list (beside this)")
-    args = parser.parse_args(argv)
-    workdir, mirrors = Path(args.workdir), Path(args.mirrors)
-    repos = repositories(HERE / args.projects)
-    for spec in projects(HERE / args.projects):
-        name = spec.split("==")[0]
-        mirror = mirrors / repos.get(name, "-").replace("/", "+") / "repo"
-        if name not in repos or not mirror.is_dir():
-            print(f"{name}: no repository mirror at {mirror}; skipped", flush=True)
-            continue
+    for name, folder, mirror in mirrored(argv, __doc__.split("\n\n")[0]):
         started = time.perf_counter()
-        n = right_lines(name, workdir / name, mirror)
+        n = right_lines(name, folder, mirror)
         took = time.perf_counter() - started
         print(f"{name}: {'done before' if n < 0 else f'{n} definitions'}, {took:.0f} s", flush=True)
     return 0
