@@ -278,8 +278,8 @@ class AnswerConfig:
     #: "search order" baseline every answer figure is reported beside). Its threshold
     #: declines 0.5% of the held-out projects' docstring questions (calibrated on the 24
     #: training projects, each left out in turn, against 2,400 questions of other
-    #: projects, 42% of which it declines; 3.0% of their commit questions); measured on
-    #: the answer benchmark: 3.2% of answerable and 29% of out-of-scope questions; on
+    #: projects, 42% of which it declines; 3.4% of their commit questions); measured on
+    #: the answer benchmark: 3.2% of answerable and 37% of out-of-scope questions; on
     #: SWE-QA's development split 1.6% of answerable).
     answer_model: bool = True
     #: The order of an answer's blocks: "search" (search's, code before tests unless

@@ -49,7 +49,7 @@ HIT_FEATURES = (
 QUESTION_FEATURES = (
     "top_prob", "top_body_share", "top_name_share", "best_static_cos", "best_model_cos",
     "has_model_cos", "unknown_name_share", "log_terms", "unknown_soft_share",
-    "best_window_share", "best_line_cos", "top_window_share",
+    "best_window_share", "best_line_cos", "top_window_share", "has_unknown_name",
 )  # fmt: skip
 #: Chunks of code (every language tree-sitter parses): not docs, not text.
 CODE_ONLY = Filters(languages=tuple(GRAMMARS))
@@ -197,10 +197,11 @@ def question_features(
     probability of each hit being the one that answers). ``unknown``: the weighted
     share of the question's terms that no chunk holds *and* that are no ordinary word
     (everyday English or the common jargon of code, :func:`.terms.specific_terms`): a
-    question naming a thing the code never mentions. Ordinary words missing from the
-    code count for nothing. ``soft``: the same share for the names that are everyday
-    words written capitalised (``Viper``, ``Rich``): maybe a product, maybe a value the
-    code calls otherwise; the model learns what each is worth."""
+    question naming a thing the code never mentions (and whether there is any such name:
+    ``has_unknown_name``). Ordinary words missing from the code count for nothing.
+    ``soft``: the same share for the names that are everyday words written capitalised
+    (``Viper``, ``Rich``): maybe a product, maybe a value the code calls otherwise; the
+    model learns what each is worth."""
     col = {name: i for i, name in enumerate(HIT_FEATURES)}
     if not len(features):
         return np.zeros(len(QUESTION_FEATURES), dtype=np.float32)
@@ -218,6 +219,7 @@ def question_features(
         "best_window_share": float(features[:, col["window_share"]].max()),
         "best_line_cos": float(features[:, col["line_cos"]].max()),
         "top_window_share": float(features[top, col["window_share"]]),
+        "has_unknown_name": float(unknown > 0),
     }
     return np.array([row[name] for name in QUESTION_FEATURES], dtype=np.float32)
 
