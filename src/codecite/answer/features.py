@@ -130,7 +130,13 @@ def _cosines(question: str, chunks: Sequence[Chunk], static: Embed | None) -> np
     (zeros when it cannot be loaded)."""
     if static is None or not chunks:
         return np.zeros(len(chunks), dtype=np.float32)
-    rows = static([question, *(embed_text(c) for c in chunks)])
+    return cosines_to(question, [embed_text(c) for c in chunks], static)
+
+
+def cosines_to(question: str, texts: Sequence[str], static: Embed) -> np.ndarray:
+    """float32 (len(texts),): the question's cosine with each text in the static code
+    model (a zero vector's cosine is 0)."""
+    rows = static([question, *texts])
     norms = np.linalg.norm(rows, axis=1)
     norms[norms == 0] = 1.0
     unit = rows / norms[:, None]
@@ -162,12 +168,7 @@ def _line_cosines(question: str, chunks: Sequence[Chunk], static: Embed | None) 
         [ln.strip() for ln in c.content.splitlines()[:MAX_LINES] if len(ln.strip()) > 3]
         for c in chunks
     ]
-    texts = [question, *(t for lines in per for t in lines)]
-    rows = static(texts)
-    norms = np.linalg.norm(rows, axis=1)
-    norms[norms == 0] = 1.0
-    unit = rows / norms[:, None]
-    sims = unit[1:] @ unit[0]
+    sims = cosines_to(question, [t for lines in per for t in lines], static)
     out = np.zeros(len(chunks), dtype=np.float32)
     at = 0
     for i, lines in enumerate(per):

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..question.terms import Terms, stems
-from .features import Embed
+from .features import Embed, cosines_to
 
 #: The per-line features, in the order of the weights.
 LINE_FEATURES = (
@@ -41,11 +41,7 @@ def line_cosines(question: str, lines: Sequence[str], static: Embed | None) -> n
     wanted = [i for i, line in enumerate(lines) if len(line.strip()) > 3]
     if static is None or not wanted:
         return out
-    rows = static([question, *(lines[i].strip() for i in wanted)])
-    norms = np.linalg.norm(rows, axis=1)
-    norms[norms == 0] = 1.0
-    unit = rows / norms[:, None]
-    out[wanted] = unit[1:] @ unit[0]
+    out[wanted] = cosines_to(question, [lines[i].strip() for i in wanted], static)
     return out
 
 
