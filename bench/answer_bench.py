@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -291,16 +290,12 @@ def score(questions: dict[str, Question], records: list[dict[str, Any]]) -> dict
     return out
 
 
-#: The quote of a first line ("`Name` (path:lines): `quote`.").
-_QUOTED = re.compile(r"\): `(.*)`\.$")
-
-
 def targets(questions: dict[str, Question], records: dict[str, list[dict[str, Any]]]) -> str:
     """Issue 38's target figures per question set (the answer benchmark, sweqa-dev), a
     row per system: evidence@3, lead hit, answerable declined, out of scope declined,
     median cited blocks and fragment leads (a first line whose quote
     ``answer.compose.is_fragment`` calls a fragment; the current code's rule)."""
-    from codecite.answer.compose import is_fragment
+    from codecite.answer.compose import is_fragment, lead_quote
 
     rows = [
         "| set | system | n | evidence@3 | lead hit | answerable declined | out of scope "
@@ -317,11 +312,8 @@ def targets(questions: dict[str, Question], records: dict[str, list[dict[str, An
             m = score(questions, mine)
             answered = [r for r in mine if not r["insufficient"] and r["citations"]]
             blocks = statistics.median(len(cited_blocks(r)) for r in answered) if answered else 0
-            quotes = [_QUOTED.search(r.get("lead") or "") for r in answered]
-            fragments = sum(
-                bool(q) and "writes it" not in r["lead"] and is_fragment(q.group(1))
-                for q, r in zip(quotes, answered, strict=True)
-            )
+            quotes = [lead_quote(r.get("lead") or "") for r in answered]
+            fragments = sum(bool(q) and is_fragment(q) for q in quotes)
             out = m["out_of_scope"]
             rows.append(
                 f"| {name} | {system} | {m['all']['n']} | {m['all']['evidence@3']:.3f} | "

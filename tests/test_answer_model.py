@@ -4,7 +4,6 @@ it was trained on, first lines that read, abstention that ignores ordinary words
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from repos import copy_index, run_cli
 
 import codecite
-from codecite.answer.compose import constant_part, is_fragment
+from codecite.answer.compose import constant_part, is_fragment, lead_quote
 from codecite.answer.features import HIT_FEATURES, QUESTION_FEATURES
 from codecite.answer.model import answer_model
 from codecite.evaluate import load_golden
@@ -148,7 +147,10 @@ def test_without_the_model_an_answer_cites_search_in_search_order(shop: codecite
     floor.close()
 
 
-_QUOTED = re.compile(r"\): `(.*)`\.$")
+def test_a_first_lines_quote_is_read_back_but_not_a_message_line() -> None:
+    assert lead_quote("`Queue.enqueue` (rq/queue.py:10-30): `return job`.") == "return job"
+    assert lead_quote("`f` (a.py:3-9) writes it: `raise ValueError('bad')`.") == ""
+    assert lead_quote("`f` (a.py:3-9): Return the job.") == ""
 
 
 def test_first_lines_name_a_symbol_and_never_quote_a_fragment(shop: codecite.Index) -> None:
@@ -159,9 +161,9 @@ def test_first_lines_name_a_symbol_and_never_quote_a_fragment(shop: codecite.Ind
         lead = answer.lead
         # a symbol with what it does; an impact question: its callers
         assert lead.startswith(("`", "Changing `")), lead
-        quoted = _QUOTED.search(lead)
-        if quoted and "writes it" not in lead:
-            assert not is_fragment(quoted.group(1)), (query.query, lead)
+        quoted = lead_quote(lead)
+        if quoted:
+            assert not is_fragment(quoted), (query.query, lead)
 
 
 #: The README's own example question and where its answer lives.

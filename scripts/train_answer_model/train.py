@@ -195,13 +195,16 @@ def fit_retrieval(
 
 
 def cross_validate(
-    projects: list[Project], sets: tuple[str, ...], abstain: tuple[int, ...]
+    projects: list[Project],
+    sets: tuple[str, ...],
+    abstain: tuple[int, ...],
+    order_sets: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     held: dict[str, list[Any]] = {k: [] for k in ("p", "y", "F", "right", "own", "source")}
     per_project: dict[str, dict[str, Any]] = {}
     for i, test in enumerate(projects):
         train = [p for j, p in enumerate(projects) if j != i]
-        w = fit_order(*stack(train))
+        w = fit_order(*stack(train, order_sets))
         for k, kind in enumerate(sets):
             sel = test.own & (test.source == k)
             if sel.any():
@@ -260,13 +263,12 @@ def cross_validate(
     }
 
 
-#: The sets (indexes into ``sets``) the order is fitted on (``--order-sets``; None: all).
-ORDER_SETS: tuple[int, ...] | None = None
-
-
-def stack(projects: list[Project]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Own questions' candidates, labels and eligibility (of ``ORDER_SETS``)."""
-    keep = [p.own & (np.isin(p.source, ORDER_SETS) if ORDER_SETS else True) for p in projects]
+def stack(
+    projects: list[Project], sets: tuple[int, ...] = ()
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Own questions' candidates, labels and eligibility, of the sets ``sets`` (indexes
+    into the loaded sets; empty: all)."""
+    keep = [p.own & (np.isin(p.source, sets) if sets else True) for p in projects]
     return (
         np.concatenate([p.X[k] for p, k in zip(projects, keep, strict=True)]),
         np.concatenate([p.y[k] for p, k in zip(projects, keep, strict=True)]),
@@ -288,9 +290,9 @@ def confidence_levels(p: np.ndarray) -> dict[str, float]:
 
 def fit_all(
     projects: list[Project], validation: dict[str, Any], listed: Path, sets: tuple[str, ...],
-    abstain: tuple[int, ...],
+    abstain: tuple[int, ...], order_sets: tuple[int, ...] = (),
 ) -> dict[str, Any]:
-    w = fit_order(*stack(projects))
+    w = fit_order(*stack(projects, order_sets))
     wa, wc = fit_retrieval(projects, w, abstain)
     specs = listed_specs(listed)
     return {
@@ -339,14 +341,12 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     sets = tuple(args.sets.split(","))
-    global ORDER_SETS
-    if args.order_sets:
-        ORDER_SETS = tuple(sets.index(k) for k in args.order_sets.split(","))
+    order_sets = tuple(sets.index(k) for k in args.order_sets.split(",") if k)
     abstain = tuple(sets.index(k) for k in args.abstain_sets.split(","))
     projects = load(Path(args.workdir), sets)
     if len(projects) < 3:
         raise SystemExit("mine at least 3 projects first (mine.py)")
-    validation = cross_validate(projects, sets, abstain)
+    validation = cross_validate(projects, sets, abstain, order_sets)
     for kind, per in validation["order_per_project"].items():
         for name, m in per.items():
             print(
@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{m['model_top1']:.3f}  top3 {m['search_top3']:.3f} -> {m['model_top3']:.3f}"
             )
     print(json.dumps({k: v for k, v in validation.items() if k != "order_per_project"}, indent=1))
-    model = fit_all(projects, validation, HERE / args.projects, sets, abstain)
+    model = fit_all(projects, validation, HERE / args.projects, sets, abstain, order_sets)
     print(json.dumps(dict(zip(HIT_FEATURES, model["order_weights"], strict=True)), indent=1))
     if args.write:  # the focus line's weights (train_lines.py) are kept
         if TARGET.is_file():

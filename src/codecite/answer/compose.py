@@ -321,6 +321,18 @@ def _lead(first: _Shown) -> str:
     return f"{name} ({where})."
 
 
+#: A first line's quote: "`Name` (path:lines): `statement`." (not a message's line,
+#: which says "writes it:" before its quote).
+_QUOTE = re.compile(r"\): `(.*)`\.$")
+
+
+def lead_quote(lead: str) -> str:
+    """The statement a first line (:func:`_lead`) quotes of its block ('' when it
+    quotes none, or quotes the line writing the question's message)."""
+    found = _QUOTE.search(lead)
+    return found.group(1) if found and "writes it" not in lead else ""
+
+
 def doc_summary(chunk: Chunk) -> str:
     """The first sentence of a chunk's docstring ('' when it has none that reads)."""
     doc = chunk.docstring.strip()
