@@ -30,6 +30,7 @@ from ..question import read
 from ..question.terms import Terms
 from ..retrieve import Searcher
 from ..retrieve.pack import pack
+from ..retrieve.parts import framed_files
 from ..retrieve.querylog import append_query_log
 from ..retrieve.types import Filters, Hit, mark_stale
 from ..types import LINE_EXACT_KINDS
@@ -171,8 +172,8 @@ class Answerer:
            search's order: BENCHMARKS.md, issue 38);
         4. **abstain**: the model's probability that the indexed code answers the
            question at all, and its probability that the first block is right (the
-           confidence); a question whose quoted message a cited line writes is never
-           declined;
+           confidence); a question whose quoted message a cited line writes, or whose
+           pasted trace runs through indexed files, is never declined;
         5. **compose**: the first line and the blocks (:mod:`.compose`), or the prompt
            for a model (the ordered hits, packed to a budget);
 
@@ -200,7 +201,11 @@ class Answerer:
             GraphFacts(self.searcher.store, lines), lines, self.config.answer.answer_max_blocks,
             score,
         )  # fmt: skip
+        # a pasted trace through indexed files: the question is about this code
+        framed = framed_files(self.searcher.store, asked.parts, filters)
         signals: dict[str, Any] = {"literal": composed.literal, "unknown": round(seen.unknown, 4)}
+        if framed:
+            signals["framed"] = framed[:3]
         confidence = "low"
         declined = not hits
         if model is not None and ordered is not None and hits:
@@ -214,7 +219,7 @@ class Answerer:
             )
             signals["answers"] = round(model.answers(features), 4)
             signals["right_first"] = round(model.right_first(features), 4)
-            declined = not composed.literal and model.declines(features)
+            declined = not composed.literal and not framed and model.declines(features)
             confidence = "high" if composed.literal else model.level(features)
         answer = Answer(
             question, "", [], hits, declined, llm.name if llm else EXTRACTIVE, asked.info.intent,

@@ -269,6 +269,27 @@ def named_file_chunks(
     return out
 
 
+def framed_files(
+    store: ReadStore, question: Parts, filters: Filters | None, max_files: int = 8
+) -> list[str]:
+    """The indexed files that the question's traceback frames and path mentions name
+    by a folder and the file name at least (``site-packages/starlette/responses.py``
+    names ``starlette/responses.py``; ``node_modules/express/lib/view.js``,
+    ``lib/view.js``): a pasted trace through this code says the question is about it.
+    A bare file name (``app.py``) names no file here: the reporter's own ``app.py`` is
+    as likely. At most ``max_files`` distinct names are resolved."""
+    raws = [f.path for f in question.frames if not f.path.startswith("<")]
+    out: list[str] = []
+    for raw in list(dict.fromkeys([*raws, *question.paths]))[:max_files]:
+        path = resolve_path(store, raw, filters)
+        if path is None or path in out:
+            continue
+        tail = [p for p in raw.replace("\\", "/").split("/") if p][-2:]
+        if len(tail) == 2 and path.split("/")[-2:] == tail:
+            out.append(path)
+    return out
+
+
 def _framed_definition(store: ReadStore, frame: Frame, in_file: Filters) -> list[str]:
     """The definition of a frame's function in its file: of several (``__init__`` in a
     file of classes), the one whose lines hold the frame's line, else the nearest (the
@@ -342,4 +363,4 @@ def error_chunks(
     return store.keyword_search(unique, filters, limit, (0.0, 0.0, 1.0))
 
 
-__all__ = ["informative_terms", "part_lists", "part_weights", "resolve_path"]
+__all__ = ["framed_files", "informative_terms", "part_lists", "part_weights", "resolve_path"]
