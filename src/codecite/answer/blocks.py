@@ -59,10 +59,12 @@ def chunk_lines(chunk: Chunk, source: LineSource | None) -> list[tuple[int, str]
 def _module_lines(chunk: Chunk, numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """The lines of a module chunk's range that are its own: its content's lines, in
     order (the functions and classes inside its range are chunks of their own, and
-    its ``... `` markers stand for them)."""
+    its ``... `` markers stand for them). Lines are matched without their indentation:
+    the outline of a long class's later part is dedented (``@property`` for the
+    file's ``    @property``)."""
     where: dict[str, list[int]] = {}  # a line's text -> its indexes, in order
     for j, (_, text) in enumerate(numbered):
-        where.setdefault(text, []).append(j)
+        where.setdefault(text.strip(), []).append(j)
     out: list[tuple[int, str]] = []
     at = 0
     for wanted in chunk.content.split("\n"):
@@ -71,7 +73,7 @@ def _module_lines(chunk: Chunk, numbered: list[tuple[int, str]]) -> list[tuple[i
                 out.append(numbered[at])
                 at += 1
             continue
-        places = where.get(wanted, [])  # a marker or a scrubbed line: in none
+        places = where.get(wanted.strip(), [])  # a marker or a scrubbed line: in none
         k = bisect.bisect_left(places, at)
         if k < len(places):
             out.append(numbered[places[k]])
@@ -110,9 +112,56 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
             first, grew = first - 1, True
         if not grew:
             break
+    if chunk.kind in ("class", "module"):
+        # an outline's line inside a definition's outline (a method's docstring): the
+        # window starts at that definition's header, when near, so the reader sees whose
+        at = numbers.index(line)
+        head = _header(lines, first, base)
+        if head is not None and at - head < WIDE_LINES:
+            first, last = head, max(at, min(last, head + WIDE_LINES - 1))
     while last > first and not lines[last][1].strip():
         last -= 1
     return numbers[first], numbers[last], tuple(t for _, t in lines[first : last + 1])
+
+
+_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
+_TRIPLE = re.compile(r'"""|\'\'\'')
+_OPEN = "([{"
+
+
+def line_states(lines: Sequence[str]) -> list[tuple[bool, bool]]:
+    """For each line of a piece of code, whether it starts and whether it ends outside
+    any bracket or triple-quoted string opened on an earlier line."""
+    out: list[tuple[bool, bool]] = []
+    depth, quoted = 0, False
+    for text in lines:
+        starts_clear = depth == 0 and not quoted
+        bare = _STRING.sub('""', text)
+        for piece in _TRIPLE.split(bare) if _TRIPLE.search(bare) else [bare]:
+            if not quoted:
+                depth += sum(piece.count(c) for c in _OPEN) - sum(piece.count(c) for c in _CLOSE)
+                depth = max(depth, 0)
+            quoted = not quoted
+        quoted = not quoted  # the last piece did not open a string
+        out.append((starts_clear, depth == 0 and not quoted))
+    return out
+
+
+def _header(lines: Sequence[tuple[int, str]], first: int, base: int) -> int | None:
+    """The header of the definition holding line ``first``: the nearest line above it
+    less indented than every line after it up to ``first`` (at ``base``), beginning
+    outside strings and brackets (a docstring's ``Args:`` or its opening line is no
+    header; the ``def`` above them is)."""
+    clear = line_states([t for _, t in lines[:first]])
+    inner = base
+    for j in range(first - 1, -1, -1):
+        text = lines[j][1]
+        if not text.strip():
+            continue
+        if _indent(text) < inner and clear[j][0]:
+            return j
+        inner = min(inner, _indent(text))
+    return None
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from .blocks import (
     block_of,
     chunk_lines,
     first_sentence,
+    line_states,
     render_text,
 )
 from .citations import cite
@@ -77,27 +78,14 @@ def is_fragment(line: str) -> bool:
     return len(words) < 2 and not (words and words[0] in _BARE)
 
 
-_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
-_TRIPLE = re.compile(r'"""|\'\'\'')
-
-
 def whole_lines(lines: Sequence[str]) -> list[bool]:
     """For each line of a piece of code, whether it reads alone: it starts and ends
     outside any bracket or triple-quoted string opened on an earlier line (an argument
     of a call begun above, a line of a docstring, are parts), and it is no fragment."""
-    out: list[bool] = []
-    depth, quoted = 0, False
-    for text in lines:
-        starts_clear = depth == 0 and not quoted
-        bare = _STRING.sub('""', text)
-        for piece in _TRIPLE.split(bare) if _TRIPLE.search(bare) else [bare]:
-            if not quoted:
-                depth += sum(piece.count(c) for c in _OPEN) - sum(piece.count(c) for c in _CLOSE)
-                depth = max(depth, 0)
-            quoted = not quoted
-        quoted = not quoted  # the last piece did not open a string
-        out.append(starts_clear and depth == 0 and not quoted and not is_fragment(text))
-    return out
+    return [
+        starts and ends and not is_fragment(text)
+        for text, (starts, ends) in zip(lines, line_states(lines), strict=True)
+    ]
 
 
 def statement(text: str) -> str:

@@ -1,0 +1,66 @@
+"""The block an answer shows of a class outline: the outline's own lines, found in the
+file although a long class's later parts are dedented, shown from the header of the
+method whose docstring holds the line (issue 38: `Response` was shown as a lone
+``@property``; `Command` as a docstring whose method the reader could not see)."""
+
+from __future__ import annotations
+
+from codecite.answer.blocks import block_of, chunk_lines, line_states
+from codecite.answer.compose import whole_lines
+from codecite.chunking import chunk_file
+from codecite.chunking.grammars import detect_language
+from codecite.config import Config
+
+METHODS = "".join(
+    f"    @property\n"
+    f"    def step_{i}(self) -> int:\n"
+    f'        """Run step {i}.\n\n'
+    f"        Args:\n"
+    f"            self: the batch of step {i}\n"
+    f'        """\n'
+    f"        total = {i}\n"
+    f"        return total * 2\n\n"
+    for i in range(8)
+)
+TEXT = f'class Settings:\n    """Every setting of a batch."""\n\n{METHODS}'
+FILE_LINES = TEXT.split("\n")
+
+
+def _later_part():
+    chunks = chunk_file(
+        TEXT, path="settings.py", language=detect_language("settings.py"), repo="r",
+        config=Config(max_chunk_lines=30, class_part_lines=20),
+    )  # fmt: skip
+    parts = [c for c in chunks if c.kind == "class"]
+    assert len(parts) >= 2, [(c.kind, c.start_line, c.end_line) for c in chunks]
+    return parts[-1]
+
+
+def test_a_later_class_part_is_found_in_the_file_although_dedented() -> None:
+    part = _later_part()
+    assert part.content.startswith("@property")  # dedented: not the file's text
+    lines = chunk_lines(part, lambda _path: FILE_LINES)
+    assert lines and lines[0] == (part.start_line, "    @property")
+    assert all(FILE_LINES[n - 1] == text for n, text in lines)
+    assert not any("total * 2" in text for _, text in lines)  # bodies stay elided
+
+
+def test_a_docstring_line_is_shown_from_its_method_header() -> None:
+    part = _later_part()
+    at = next(
+        n for n in range(part.start_line, part.end_line + 1)
+        if FILE_LINES[n - 1].strip().startswith("self: the batch of step")
+    )  # fmt: skip
+    block = block_of(part, at, "definition", lambda _path: FILE_LINES)
+    assert block.lines[0].strip().startswith("def step_"), block.lines
+    assert block.shown_start < at <= block.shown_start + len(block.lines) - 1
+    assert block.focus_start == at
+
+
+def test_line_states_track_strings_and_brackets() -> None:
+    lines = ["def f(", "    a,", "):", '    """Doc', "    Args:", '    """', "    return 1"]
+    assert line_states(lines) == [
+        (True, False), (False, False), (False, True), (True, False), (False, False),
+        (False, True), (True, True),
+    ]  # fmt: skip
+    assert whole_lines(lines) == [False, False, False, False, False, False, True]
