@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..graph.testmap import is_test_path
@@ -34,7 +34,7 @@ from .blocks import (
     line_states,
     render_text,
 )
-from .citations import cite
+from .citations import Block, cite
 from .facts import GraphFacts
 
 if TYPE_CHECKING:
@@ -211,6 +211,13 @@ def compose(
         if len(shown) >= max_blocks:
             break
         focus = focus_of(hit.chunk, source, terms, messages, score)
+        member = None
+        if focus is not None and focus.line and hit.chunk.kind == "class":
+            member = graph.member_at(hit.chunk, focus.line)
+        if member is not None:  # an outline's method: shown as the method itself
+            hit = replace(hit, chunk=member)
+            focus = focus_of(member, source, terms, messages, score)
+            out.extract.context.append(Block(member.path, member.start_line, member.end_line))
         block = _block(hit, focus, source)
         if not any(_same(block, s.block) for s in shown):
             shown.append(_Shown(block, hit.chunk, focus))

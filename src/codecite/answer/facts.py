@@ -20,6 +20,8 @@ from .citations import Block, cite
 
 #: Callers or tests named in a sentence.
 MAX_FACTS = 4
+#: The kinds of chunk a class outline's member is.
+MEMBER_KINDS = frozenset({"function", "method"})
 #: The parts of a split function looked up to find its first.
 PARTS_LOOKUP = 20
 
@@ -69,6 +71,17 @@ class GraphFacts:
         knows no neighbour of it)."""
         hood = neighbourhood(self.store, [subject], impact=True)
         return hood if len(hood.nodes) > 1 else None
+
+    def member_at(self, outline: Chunk, line: int) -> Chunk | None:
+        """The definition of a class outline's member (a method) whose lines hold
+        ``line``: the innermost, None when ``line`` is the class's own."""
+        prefix = outline.qualname + "."
+        inside = [
+            c for c in self.store.chunks(outline.path)
+            if c.path == outline.path and c.kind in MEMBER_KINDS
+            and c.qualname.startswith(prefix) and c.start_line <= line <= c.end_line
+        ]  # fmt: skip
+        return min(inside, key=lambda c: c.end_line - c.start_line) if inside else None
 
     def callees(self, subject: Chunk) -> Facts:
         """What ``subject`` calls (a "how does it work" answer's next places to read)."""
