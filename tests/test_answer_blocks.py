@@ -52,7 +52,8 @@ def test_a_docstring_line_is_shown_from_its_method_header() -> None:
         if FILE_LINES[n - 1].strip().startswith("self: the batch of step")
     )  # fmt: skip
     block = block_of(part, at, "definition", lambda _path: FILE_LINES)
-    assert block.lines[0].strip().startswith("def step_"), block.lines
+    shown = [t.strip() for t in block.lines[: at - block.shown_start]]
+    assert any(t.startswith("def step_") for t in shown), block.lines  # whose docstring
     assert block.shown_start < at <= block.shown_start + len(block.lines) - 1
     assert block.focus_start == at
 
@@ -64,3 +65,22 @@ def test_line_states_track_strings_and_brackets() -> None:
         (False, True), (True, True),
     ]  # fmt: skip
     assert whole_lines(lines) == [False, False, False, False, False, False, True]
+
+
+SEND = (
+    "function sendFile(path, options) {\n"
+    + "".join(f"  var step{i} = prepare({i});\n" for i in range(14))
+    + "\n  if (!options.root && !isAbsolute(path)) {\n"
+    "    throw new TypeError('path must be absolute or specify root');\n"
+    "  }\n\n" + "".join(f"  var after{i} = finish({i});\n" for i in range(14)) + "}\n"
+)
+
+
+def test_a_lone_statement_is_shown_with_the_block_holding_it() -> None:
+    chunks = chunk_file(SEND, path="send.js", language="javascript", repo="r", config=Config())
+    (function,) = [c for c in chunks if c.kind == "function"]
+    lines = SEND.split("\n")
+    at = next(i for i, t in enumerate(lines, 1) if "throw new TypeError" in t)
+    block = block_of(function, at, "line", lambda _path: lines)
+    assert block.lines[0].strip().startswith("if (!options.root"), block.lines
+    assert len(block.lines) > 3  # more than the if, the throw and its brace

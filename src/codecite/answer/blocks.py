@@ -84,7 +84,8 @@ def _module_lines(chunk: Chunk, numbered: list[tuple[int, str]]) -> list[tuple[i
 def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int, tuple[str, ...]]:
     """The lines shown around ``line`` of ``chunk``: a small function whole, else the
     line with the lines of its block around it (same indentation or deeper), up to
-    :data:`WIDE_LINES`."""
+    :data:`WIDE_LINES`; a block shorter than that is shown with the block holding it,
+    from its header (the ``if`` above a lone ``throw``), when that still fits."""
     lines = chunk_lines(chunk, source)
     numbers = [n for n, _ in lines]
     if line not in numbers:
@@ -92,8 +93,28 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
         return chunk.start_line, chunk.start_line, (text,)
     if chunk.kind in LINE_EXACT_KINDS and len(lines) <= SMALL_CHUNK:
         return numbers[0], numbers[-1], tuple(t for _, t in lines)
-    first = last = numbers.index(line)
-    base = _indent(lines[first][1])
+    at = numbers.index(line)
+    first, last = _grow(lines, at, at, _indent(lines[at][1]))
+    while last - first + 1 < WIDE_LINES:
+        head = _header(lines, first, _indent(lines[first][1]))
+        if head is None or last - head + 1 > WIDE_LINES:
+            break
+        first, last = _grow(lines, head, last, _indent(lines[head][1]))
+    if chunk.kind in ("class", "module"):
+        # an outline's line inside a definition's outline (a method's docstring): the
+        # window starts at that definition's header, when near, so the reader sees whose
+        head = _header(lines, first, _indent(lines[first][1]))
+        if head is not None and at - head < WIDE_LINES:
+            first, last = head, max(at, min(last, head + WIDE_LINES - 1))
+    while last > first and not lines[last][1].strip():
+        last -= 1
+    return numbers[first], numbers[last], tuple(t for _, t in lines[first : last + 1])
+
+
+def _grow(lines: Sequence[tuple[int, str]], first: int, last: int, base: int) -> tuple[int, int]:
+    """``first``..``last`` grown, a line at a time below then above, by the lines at
+    ``base`` indentation or deeper (below also blank lines and closing brackets), up to
+    :data:`WIDE_LINES`."""
 
     def inside(j: int) -> bool:
         text = lines[j][1]
@@ -112,16 +133,7 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
             first, grew = first - 1, True
         if not grew:
             break
-    if chunk.kind in ("class", "module"):
-        # an outline's line inside a definition's outline (a method's docstring): the
-        # window starts at that definition's header, when near, so the reader sees whose
-        at = numbers.index(line)
-        head = _header(lines, first, base)
-        if head is not None and at - head < WIDE_LINES:
-            first, last = head, max(at, min(last, head + WIDE_LINES - 1))
-    while last > first and not lines[last][1].strip():
-        last -= 1
-    return numbers[first], numbers[last], tuple(t for _, t in lines[first : last + 1])
+    return first, last
 
 
 _STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
@@ -129,9 +141,11 @@ _TRIPLE = re.compile(r'"""|\'\'\'')
 _OPEN = "([{"
 
 
-def line_states(lines: Sequence[str]) -> list[tuple[bool, bool]]:
+def line_states(lines: Sequence[str], braces: bool = True) -> list[tuple[bool, bool]]:
     """For each line of a piece of code, whether it starts and whether it ends outside
-    any bracket or triple-quoted string opened on an earlier line."""
+    any bracket or triple-quoted string opened on an earlier line (``braces=False``:
+    a ``{`` opens a block of statements, not a bracket)."""
+    opening, closing = (_OPEN, _CLOSE) if braces else (_OPEN[:2], _CLOSE[:2])
     out: list[tuple[bool, bool]] = []
     depth, quoted = 0, False
     for text in lines:
@@ -139,7 +153,7 @@ def line_states(lines: Sequence[str]) -> list[tuple[bool, bool]]:
         bare = _STRING.sub('""', text)
         for piece in _TRIPLE.split(bare) if _TRIPLE.search(bare) else [bare]:
             if not quoted:
-                depth += sum(piece.count(c) for c in _OPEN) - sum(piece.count(c) for c in _CLOSE)
+                depth += sum(piece.count(c) for c in opening) - sum(piece.count(c) for c in closing)
                 depth = max(depth, 0)
             quoted = not quoted
         quoted = not quoted  # the last piece did not open a string
@@ -152,7 +166,7 @@ def _header(lines: Sequence[tuple[int, str]], first: int, base: int) -> int | No
     less indented than every line after it up to ``first`` (at ``base``), beginning
     outside strings and brackets (a docstring's ``Args:`` or its opening line is no
     header; the ``def`` above them is)."""
-    clear = line_states([t for _, t in lines[:first]])
+    clear = line_states([t for _, t in lines[:first]], braces=False)
     inner = base
     for j in range(first - 1, -1, -1):
         text = lines[j][1]
