@@ -84,3 +84,24 @@ def test_a_lone_statement_is_shown_with_the_block_holding_it() -> None:
     block = block_of(function, at, "line", lambda _path: lines)
     assert block.lines[0].strip().startswith("if (!options.root"), block.lines
     assert len(block.lines) > 3  # more than the if, the throw and its brace
+
+
+DOCUMENTED = (
+    "def text(self) -> str:\n"
+    '    """Content of the response, in unicode.\n\n'
+    "    If the encoding is None, it is guessed from the content.\n"
+    "    The guess is slow on large bodies.\n"
+    '    """\n'
+    + "".join(f"    step{i} = self.prepare({i})\n" for i in range(30))
+    + "    return step0\n"
+)
+
+
+def test_a_window_never_starts_inside_a_string() -> None:
+    chunks = chunk_file(DOCUMENTED, path="m.py", language="python", repo="r", config=Config())
+    (function,) = [c for c in chunks if c.kind == "function"]
+    lines = DOCUMENTED.split("\n")
+    at = next(i for i, t in enumerate(lines, 1) if "is guessed from the content" in t)
+    block = block_of(function, at, "line", lambda _path: lines)
+    assert block.shown_start <= 2 and block.lines[-1] != "", block.lines  # the docstring whole
+    assert block.shown_start <= at < block.shown_start + len(block.lines)

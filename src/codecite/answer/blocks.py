@@ -100,6 +100,12 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
         if head is None or last - head + 1 > WIDE_LINES:
             break
         first, last = _grow(lines, head, last, _indent(lines[head][1]))
+    # a window never starts inside a string or a call begun above it (the middle of a
+    # docstring, an argument): it starts where that begins, when the line still shows
+    clear = line_states([t for _, t in lines[: first + 1]], braces=False)
+    begins = next((j for j in range(first, -1, -1) if clear[j][0]), first)
+    if at - begins < WIDE_LINES:
+        first, last = begins, max(at, min(last, begins + WIDE_LINES - 1))
     if chunk.kind in ("class", "module"):
         # an outline's line inside a definition's outline (a method's docstring): the
         # window starts at that definition's header, when near, so the reader sees whose
