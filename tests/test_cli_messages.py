@@ -144,7 +144,7 @@ def test_an_interrupted_index_says_so_on_every_query_until_completed(tmp_path: P
 @pytest.mark.slow
 def test_ctrl_c_while_parsing_prints_what_it_left(tmp_path: Path) -> None:
     """A real SIGINT to ``codecite index`` after its first committed batch of files."""
-    repo = _tiny_repo(tmp_path / "many", 1200)
+    repo = _tiny_repo(tmp_path / "many", 4000)  # enough that parsing outlasts the first commit
     db_path = repo / ".codecite" / "index.db"
     proc = subprocess.Popen(
         [sys.executable, "-m", "codecite", "index", str(repo), "--no-embed"],
@@ -169,7 +169,7 @@ def test_ctrl_c_while_parsing_prints_what_it_left(tmp_path: Path) -> None:
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     assert "interrupted while parsing files" in stderr
-    assert "of 1,200 files are in the index, the index is incomplete" in stderr
+    assert "of 4,000 files are in the index, the index is incomplete" in stderr
     assert "embedded" not in stderr
     search = run_cli("search", "handler", str(repo))
     assert "this index is incomplete" in search.stderr
