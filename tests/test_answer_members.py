@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import codecite
-from codecite.answer.compose import compose
+from codecite.answer.compose import compose, lead_quote
 from codecite.answer.facts import GraphFacts
 from codecite.question import read
 from codecite.retrieve.types import Hit
@@ -75,3 +75,37 @@ def test_an_outline_line_in_a_method_is_shown_as_the_method(tmp_path: Path) -> N
         (b.path, b.start_line, b.end_line) == ("billing.py", member.start_line, member.end_line)
         for b in composed.extract.context
     )
+
+
+LONG = (
+    "def handle(request):\n"
+    "    limit = compute_limit(request)\n"
+    + "".join(f"    step{i} = prepare({i})\n" for i in range(60))
+    + "    check(\n"
+    "        request, 'the request line is longer than its size limit allows',\n"
+    "    )\n"
+    "    return limit\n"
+)
+
+
+def test_the_first_line_quotes_only_from_the_lines_it_cites(tmp_path: Path) -> None:
+    root = tmp_path / "web"
+    root.mkdir()
+    (root / "handler.py").write_text(LONG)
+    with codecite.open_index(root) as index:
+        index.update()
+        store = index.store
+        (function,) = [c for c in store.chunks("handler.py") if c.kind == "function"]
+        asked = read("What happens when the request line is longer than the size limit?")
+        terms = asked.terms(store.document_frequency, store.document_count())
+        composed = compose(
+            asked.kind.name, [Hit(function, 1.0, "keyword")], terms, [],
+            GraphFacts(store, None), lambda path: (root / path).read_text().split("\n"),
+        )  # fmt: skip
+    block = composed.extract.blocks[0]
+    assert block.start_line > 2, block  # a window far below `limit = compute_limit(...)`
+    lead = composed.extract.lead
+    assert lead.startswith(f"`handle` (handler.py:{block.start_line}-{block.end_line})"), lead
+    quoted = lead_quote(lead)  # a statement it quotes is one of the lines it cites
+    shown = LONG.split("\n")[block.start_line - 1 : block.end_line]
+    assert not quoted or any(quoted == " ".join(t.split()).rstrip(":{ ") for t in shown), lead

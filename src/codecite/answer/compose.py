@@ -123,8 +123,9 @@ class Focus:
     #: "message" (a line writing what the question quotes) or "line".
     role: str
     #: The whole statement holding most of the question ('' when none holds any of it:
-    #: then nothing of the block is quoted).
+    #: then nothing of the block is quoted), and its line.
     quote: str = ""
+    quote_line: int = 0
 
 
 #: A learnt score of each line of a block (:mod:`.focus`): its texts and whether each
@@ -161,8 +162,9 @@ def focus_of(
     # ('"gold": 0.10,' in a table); the quote: a whole statement only
     share, n, text, _ = max(scored, key=lambda s: s[0])
     quotable = [s for s in scored if s[3] and s[0] > 0]
-    quote = max(quotable, key=lambda s: s[0])[2] if quotable else ""
-    return Focus(n if share > 0 else 0, text, "line", quote)
+    quoted = max(quotable, key=lambda s: s[0]) if quotable else None
+    quote, at = (quoted[2], quoted[1]) if quoted else ("", 0)
+    return Focus(n if share > 0 else 0, text, "line", quote, at)
 
 
 def _learnt_focus(
@@ -174,8 +176,9 @@ def _learnt_focus(
     scores = score(texts, whole)
     best = int(scores.argmax())
     quotable = [i for i, text in enumerate(texts) if whole[i] and terms.share(stems(text)) > 0]
-    quote = texts[max(quotable, key=lambda i: scores[i])] if quotable else ""
-    return Focus(lines[best][0], texts[best], "line", quote)
+    quoted = max(quotable, key=lambda i: scores[i]) if quotable else None
+    quote, at = (texts[quoted], lines[quoted][0]) if quoted is not None else ("", 0)
+    return Focus(lines[best][0], texts[best], "line", quote, at)
 
 
 @dataclass
@@ -308,7 +311,10 @@ def _lead(first: _Shown) -> str:
     summary = doc_summary(first.chunk)
     if summary:
         return f"{name} ({where}): {summary}."
-    quote = focus.quote if focus is not None else ""
+    # a statement is quoted only from the lines the first line cites
+    quote = (
+        focus.quote if focus is not None and b.start_line <= focus.quote_line <= b.end_line else ""
+    )
     if quote and first.chunk.language in PROSE_LANGUAGES:
         return f"{name} ({where}): {first_sentence(statement(quote).lstrip('#>*- '))}"
     if quote:
