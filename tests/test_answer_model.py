@@ -147,6 +147,28 @@ def test_without_the_model_an_answer_cites_search_in_search_order(shop: codecite
     floor.close()
 
 
+def test_the_model_orders_only_hits_that_carry_the_cosines_it_learnt_with(
+    tmp_path: Path,
+) -> None:
+    """``answer_order = "model"`` (the default) on an index without the model tier
+    (``index --no-embed``): no hit has the search model's cosine, a case the model never
+    learnt from, so the blocks are search's order, as with ``answer_order = "search"``."""
+    root = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "shop", root)
+    with codecite.open_index(root) as index:
+        index.update(embed=False)
+    assert codecite.Config().answer.answer_order == "model"
+    with (
+        codecite.open_index(root, create=False) as learnt,
+        codecite.open_index(root, create=False, overrides={"answer_order": "search"}) as floor,
+    ):
+        for query in load_golden(FIXTURES / "shop_golden.jsonl")[:8]:
+            ordered = learnt.ask(query.query, "extractive")
+            assert all(h.similarity is None for h in ordered.sources)
+            searched = floor.ask(query.query, "extractive")
+            assert [b.citation for b in ordered.blocks] == [b.citation for b in searched.blocks]
+
+
 def test_a_first_lines_quote_is_read_back_but_not_a_message_line() -> None:
     assert lead_quote("`Queue.enqueue` (rq/queue.py:10-30): `return job`.") == "return job"
     assert lead_quote("`f` (a.py:3-9) writes it: `raise ValueError('bad')`.") == ""

@@ -273,19 +273,21 @@ class AnswerConfig:
     answer_max_blocks: int = 5
     #: Whether the learnt answer model (answer/data/answer-model.json, trained on
     #: questions mined from 24 open-source projects' docstrings and commit subjects,
-    #: validated on projects left out) decides whether to decline and how sure an answer
-    #: is. Off: nothing is declined, confidence is "low" (with answer_order "search": the
-    #: "search order" baseline every answer figure is reported beside). Its threshold
-    #: declines 0.5% of the held-out projects' docstring questions (calibrated on the 24
-    #: training projects, each left out in turn, against 2,400 questions of other
-    #: projects, 42% of which it declines; 3.4% of their commit questions); measured on
-    #: the answer benchmark: 3.2% of answerable and 37% of out-of-scope questions; on
-    #: SWE-QA's development split 1.6% of answerable).
+    #: validated on projects left out) orders the blocks, decides whether to decline and
+    #: how sure an answer is. Off: search's order, nothing is declined, confidence is
+    #: "low" (the "search order" baseline every answer figure is reported beside). Its
+    #: threshold declines 0.5% of the held-out projects' docstring questions (calibrated
+    #: on the 24 training projects, each left out in turn, against 2,400 questions of
+    #: other projects, 42% of which it declines; 3.4% of their commit questions);
+    #: measured on the answer benchmark: 2.1% of answerable and 35% of out-of-scope
+    #: questions; on SWE-QA's development split 1.6% of answerable).
     answer_model: bool = True
-    #: The order of an answer's blocks: "search" (search's, code before tests unless
-    #: the question asks about tests) or "model" (the answer model's; +11 points of top-1
-    #: on held-out docstring questions, no gain on people's questions: BENCHMARKS.md).
-    answer_order: str = "search"
+    #: The order of an answer's blocks: "model" (the answer model's, where the hits
+    #: carry the search model's cosine it learnt with; else search's: +11 points of top-1
+    #: on held-out docstring questions, +1 on commit subjects, +1.0 and +1.6 points of
+    #: lead over search's order on the two benchmarks: BENCHMARKS.md) or "search"
+    #: (search's). Either way code comes before tests unless the question asks about tests.
+    answer_order: str = "model"
 
 
 @dataclass

@@ -165,11 +165,11 @@ class Answerer:
 
         1. **read** the question once (its parts, its shape, its terms weighed by rarity);
         2. **search**: the hits ``search`` returns for it, in search's order;
-        3. **order**: search's order, code before tests unless the question asks about
-           tests (the floor every answer figure is reported beside); with
-           ``answer_order = "model"`` the answer model (:mod:`.model`, learnt from open
-           data) orders search's first hits instead (on people's questions it did not beat
-           search's order: BENCHMARKS.md, issue 38);
+        3. **order**: the answer model (:mod:`.model`, learnt from open data) orders
+           search's first hits, where they carry the search model's cosine it learnt
+           with (an index with no model tier: search's order, the floor every answer
+           figure is reported beside); code before tests unless the question asks
+           about tests;
         4. **abstain**: the model's probability that the indexed code answers the
            question at all, and its probability that the first block is right (the
            confidence); a question whose quoted message a cited line writes, or whose
@@ -189,7 +189,8 @@ class Answerer:
         model = answer_model() if self.config.answer.answer_model else None
         ordered = model.order(seen.features) if model is not None else None
         shown = tuple(range(len(top)))  # search's order: the floor
-        if ordered is not None and self.config.answer.answer_order == "model":
+        learnt_inputs = any(h.similarity is not None for h in top)
+        if ordered is not None and learnt_inputs and self.config.answer.answer_order == "model":
             shown = ordered.order
         hits = [*(top[i] for i in shown), *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
