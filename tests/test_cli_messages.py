@@ -82,8 +82,14 @@ def test_flags_show_no_placeholder_and_values_show_one() -> None:
 
 
 # --- first runs: an empty folder, an interrupted index, an empty question ----------------
-def _tiny_repo(root: Path, n: int) -> Path:
-    files = {f"src/m{i}.py": f"def handler_{i}(x):\n    return x + {i}\n" for i in range(n)}
+def _tiny_repo(root: Path, n: int, functions: int = 1) -> Path:
+    files = {
+        f"src/m{i}.py": "".join(
+            f"def handler_{i}{'_' * (j > 0)}{j or ''}(x):\n    return x + {i}\n\n\n"
+            for j in range(functions)
+        )
+        for i in range(n)
+    }
     return make_git_repo(root, files)
 
 
@@ -161,7 +167,7 @@ def test_ctrl_c_while_parsing_prints_what_it_left(tmp_path: Path) -> None:
 def _interrupted_run(root: Path) -> tuple[Path, str, int]:
     """``codecite index`` of 1,200 tiny files sent SIGINT once a batch is committed
     (unless it ended first): the repository, the run's stderr and exit code."""
-    repo = _tiny_repo(root, 1200)
+    repo = _tiny_repo(root, 1200, functions=30)  # seconds of parsing: time to interrupt
     db_path = repo / ".codecite" / "index.db"
     proc = subprocess.Popen(
         [sys.executable, "-m", "codecite", "index", str(repo), "--no-embed"],
