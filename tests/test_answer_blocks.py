@@ -5,7 +5,7 @@ method whose docstring holds the line (issue 38: `Response` was shown as a lone
 
 from __future__ import annotations
 
-from codecite.answer.blocks import block_of, chunk_lines, line_states
+from codecite.answer.blocks import AnswerBlock, block_of, chunk_lines, line_states
 from codecite.answer.compose import whole_lines
 from codecite.chunking import chunk_file
 from codecite.chunking.grammars import detect_language
@@ -76,12 +76,17 @@ SEND = (
 )
 
 
-def test_a_lone_statement_is_shown_with_the_block_holding_it() -> None:
-    chunks = chunk_file(SEND, path="send.js", language="javascript", repo="r", config=Config())
+def _block_at(text: str, path: str, language: str, holding: str) -> tuple[AnswerBlock, int]:
+    """The block of ``text``'s one function around its line holding ``holding``."""
+    chunks = chunk_file(text, path=path, language=language, repo="r", config=Config())
     (function,) = [c for c in chunks if c.kind == "function"]
-    lines = SEND.split("\n")
-    at = next(i for i, t in enumerate(lines, 1) if "throw new TypeError" in t)
-    block = block_of(function, at, "line", lambda _path: lines)
+    lines = text.split("\n")
+    at = next(i for i, t in enumerate(lines, 1) if holding in t)
+    return block_of(function, at, "line", lambda _path: lines), at
+
+
+def test_a_lone_statement_is_shown_with_the_block_holding_it() -> None:
+    block, _ = _block_at(SEND, "send.js", "javascript", "throw new TypeError")
     assert block.lines[0].strip().startswith("if (!options.root"), block.lines
     assert len(block.lines) > 3  # more than the if, the throw and its brace
 
@@ -98,10 +103,6 @@ DOCUMENTED = (
 
 
 def test_a_window_never_starts_inside_a_string() -> None:
-    chunks = chunk_file(DOCUMENTED, path="m.py", language="python", repo="r", config=Config())
-    (function,) = [c for c in chunks if c.kind == "function"]
-    lines = DOCUMENTED.split("\n")
-    at = next(i for i, t in enumerate(lines, 1) if "is guessed from the content" in t)
-    block = block_of(function, at, "line", lambda _path: lines)
+    block, at = _block_at(DOCUMENTED, "m.py", "python", "is guessed from the content")
     assert block.shown_start <= 2 and block.lines[-1] != "", block.lines  # the docstring whole
     assert block.shown_start <= at < block.shown_start + len(block.lines)
