@@ -134,23 +134,51 @@ def mine(folder: Path, others: list[dict[str, Any]], out: Path, kind: str = "doc
     np.savez_compressed(out, **{k: np.array(v) for k, v in rows.items()})
 
 
+def nearest_projects(golden: dict[str, list[dict[str, Any]]], n: int) -> dict[str, list[str]]:
+    """Each project's ``n`` closest others by the mean static vector of their questions."""
+    embed = line_embedder()
+    if embed is None:
+        raise SystemExit("the static model is needed for --nearest")
+    names = sorted(golden)
+    means = []
+    for name in names:
+        vectors = embed([g["query"] for g in golden[name][:400]])
+        mean = vectors.mean(0)
+        means.append(mean / max(float(np.linalg.norm(mean)), 1e-9))
+    sims = np.array(means) @ np.array(means).T
+    out = {}
+    for i, name in enumerate(names):
+        ranked = [names[j] for j in np.argsort(-sims[i]) if j != i]
+        out[name] = ranked[:n]
+        print(f"{name}: nearest {', '.join(out[name])}", flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default="/work/answer-train")
     parser.add_argument("--cross", type=int, default=50, help="other projects' questions each")
     parser.add_argument("--set", choices=sorted(SETS), default="docstrings", help="questions")
+    parser.add_argument(
+        "--nearest", type=int, default=0,
+        help="take the other projects' questions from the N projects closest in meaning "
+        "(their questions' mean static vectors): harder negatives (a variant)",
+    )  # fmt: skip
+    parser.add_argument("--out", default="", help="the folder mined into (default: the set's)")
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
     folders = sorted(p for p in workdir.iterdir() if (p / ".complete").is_file())
     golden = {f.name: load_golden(f, args.set) for f in folders}
     folders = [f for f in folders if golden[f.name]]
-    mined = workdir / SETS[args.set][2]
+    mined = workdir / (args.out or SETS[args.set][2])
     mined.mkdir(exist_ok=True)
+    near = nearest_projects(golden, args.nearest) if args.nearest else {}
     for folder in folders:
         out = mined / f"{folder.name}.npz"
         if out.is_file():
             continue
-        pool = [g for name, gs in golden.items() if name != folder.name for g in gs]
+        sources = near.get(folder.name) or [name for name in golden if name != folder.name]
+        pool = [g for name in sources for g in golden[name]]
         others = random.Random(f"{SEED}-{folder.name}").sample(pool, min(args.cross, len(pool)))
         started = time.perf_counter()
         mine(folder, others, out, args.set)
