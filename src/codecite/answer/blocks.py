@@ -94,22 +94,23 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
     if chunk.kind in LINE_EXACT_KINDS and len(lines) <= SMALL_CHUNK:
         return numbers[0], numbers[-1], tuple(t for _, t in lines)
     at = numbers.index(line)
+    # whether each line begins outside strings and brackets: one scan for the window
+    clear = [starts for starts, _ in line_states([t for _, t in lines], braces=False)]
     first, last = _grow(lines, at, at, _indent(lines[at][1]))
     while last - first + 1 < WIDE_LINES:
-        head = _header(lines, first, _indent(lines[first][1]))
+        head = _header(lines, clear, first)
         if head is None or last - head + 1 > WIDE_LINES:
             break
         first, last = _grow(lines, head, last, _indent(lines[head][1]))
     # a window never starts inside a string or a call begun above it (the middle of a
     # docstring, an argument): it starts where that begins, when the line still shows
-    clear = line_states([t for _, t in lines[: first + 1]], braces=False)
-    begins = next((j for j in range(first, -1, -1) if clear[j][0]), first)
+    begins = next((j for j in range(first, -1, -1) if clear[j]), first)
     if at - begins < WIDE_LINES:
         first, last = begins, max(at, min(last, begins + WIDE_LINES - 1))
     if chunk.kind in ("class", "module"):
         # an outline's line inside a definition's outline (a method's docstring): the
         # window starts at that definition's header, when near, so the reader sees whose
-        head = _header(lines, first, _indent(lines[first][1]))
+        head = _header(lines, clear, first)
         if head is not None and at - head < WIDE_LINES:
             first, last = head, max(at, min(last, head + WIDE_LINES - 1))
     while last > first and not lines[last][1].strip():
@@ -167,18 +168,17 @@ def line_states(lines: Sequence[str], braces: bool = True) -> list[tuple[bool, b
     return out
 
 
-def _header(lines: Sequence[tuple[int, str]], first: int, base: int) -> int | None:
+def _header(lines: Sequence[tuple[int, str]], clear: Sequence[bool], first: int) -> int | None:
     """The header of the definition holding line ``first``: the nearest line above it
-    less indented than every line after it up to ``first`` (at ``base``), beginning
-    outside strings and brackets (a docstring's ``Args:`` or its opening line is no
-    header; the ``def`` above them is)."""
-    clear = line_states([t for _, t in lines[:first]], braces=False)
-    inner = base
+    less indented than every line after it up to ``first``, beginning outside strings
+    and brackets (``clear``; a docstring's ``Args:`` or its opening line is no header;
+    the ``def`` above them is)."""
+    inner = _indent(lines[first][1])
     for j in range(first - 1, -1, -1):
         text = lines[j][1]
         if not text.strip():
             continue
-        if _indent(text) < inner and clear[j][0]:
+        if _indent(text) < inner and clear[j]:
             return j
         inner = min(inner, _indent(text))
     return None
