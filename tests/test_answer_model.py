@@ -13,6 +13,7 @@ import pytest
 from repos import copy_index, run_cli
 
 import codecite
+from codecite.answer.answerer import learnt_order
 from codecite.answer.compose import constant_part, is_fragment, lead_quote
 from codecite.answer.features import HIT_FEATURES, QUESTION_FEATURES
 from codecite.answer.model import answer_model
@@ -150,14 +151,14 @@ def test_without_the_model_an_answer_cites_search_in_search_order(shop: codecite
 def test_the_model_orders_only_hits_that_carry_the_cosines_it_learnt_with(
     tmp_path: Path,
 ) -> None:
-    """``answer_order = "model"`` (the default) on an index without the model tier
+    """``answer_order = "lead"`` (the default) on an index without the model tier
     (``index --no-embed``): no hit has the search model's cosine, a case the model never
     learnt from, so the blocks are search's order, as with ``answer_order = "search"``."""
     root = tmp_path / "shop"
     shutil.copytree(FIXTURES / "shop", root)
     with codecite.open_index(root) as index:
         index.update(embed=False)
-    assert codecite.Config().answer.answer_order == "model"
+    assert codecite.Config().answer.answer_order == "lead"
     with (
         codecite.open_index(root, create=False) as learnt,
         codecite.open_index(root, create=False, overrides={"answer_order": "search"}) as floor,
@@ -167,6 +168,17 @@ def test_the_model_orders_only_hits_that_carry_the_cosines_it_learnt_with(
             assert all(h.similarity is None for h in ordered.sources)
             searched = floor.ask(query.query, "extractive")
             assert [b.citation for b in ordered.blocks] == [b.citation for b in searched.blocks]
+
+
+def test_the_models_pick_leads_and_the_rest_keep_search_order() -> None:
+    """The model learnt which block answers (its first pick), not how to order the
+    others: by default those keep search's order."""
+    picked = (3, 0, 5, 1, 4, 2)
+    assert learnt_order(picked, "lead") == (3, 0, 1, 2, 4, 5)
+    assert learnt_order(picked, "model") == picked
+    assert learnt_order(picked, "search") == (0, 1, 2, 3, 4, 5)
+    assert learnt_order((), "lead") == ()
+    assert codecite.Config().answer.answer_order == "lead"
 
 
 def test_a_first_lines_quote_is_read_back_but_not_a_message_line() -> None:

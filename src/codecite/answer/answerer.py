@@ -165,11 +165,12 @@ class Answerer:
 
         1. **read** the question once (its parts, its shape, its terms weighed by rarity);
         2. **search**: the hits ``search`` returns for it, in search's order;
-        3. **order**: the answer model (:mod:`.model`, learnt from open data) orders
-           search's first hits, where they carry the search model's cosine it learnt
-           with (an index with no model tier: search's order, the floor every answer
-           figure is reported beside); code before tests unless the question asks
-           about tests;
+        3. **order**: the answer model (:mod:`.model`, learnt from open data) picks
+           the block that leads among search's first hits, the rest keep search's
+           order (:func:`learnt_order`), where the hits carry the search model's cosine
+           it learnt with (an index with no model tier: search's order, the floor every
+           answer figure is reported beside); code before tests unless the question
+           asks about tests;
         4. **abstain**: the model's probability that the indexed code answers the
            question at all, and its probability that the first block is right (the
            confidence); a question whose quoted message a cited line writes, or whose
@@ -189,9 +190,8 @@ class Answerer:
         model = answer_model() if self.config.answer.answer_model else None
         ordered = model.order(seen.features) if model is not None else None
         shown = tuple(range(len(top)))  # search's order: the floor
-        learnt_inputs = any(h.similarity is not None for h in top)
-        if ordered is not None and learnt_inputs and self.config.answer.answer_order == "model":
-            shown = ordered.order
+        if ordered is not None and any(h.similarity is not None for h in top):
+            shown = learnt_order(ordered.order, self.config.answer.answer_order)
         hits = [*(top[i] for i in shown), *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
         score = None
@@ -406,6 +406,18 @@ def run_steps(steps: Generator[str, None, Answer]) -> Answer:
         except StopIteration as done:
             answer: Answer = done.value
             return answer
+
+
+def learnt_order(order: Sequence[int], how: str) -> tuple[int, ...]:
+    """The blocks' order (indexes into search's first hits) from the model's ``order``:
+    "lead": the model's first pick leads, the rest keep search's order; "model": all in
+    the model's order; "search": search's order."""
+    if how == "model":
+        return tuple(order)
+    searched = tuple(sorted(order))
+    if how == "lead" and order:
+        return (order[0], *(i for i in searched if i != order[0]))
+    return searched
 
 
 def _line_score(
