@@ -178,6 +178,14 @@ def test_the_models_pick_leads_and_the_rest_keep_search_order() -> None:
     assert learnt_order(picked, "model") == picked
     assert learnt_order(picked, "search") == (0, 1, 2, 3, 4, 5)
     assert learnt_order((), "lead") == ()
+    # the training indexes held no docs (the prose weight is exactly 0): a docs hit
+    # keeps its place in search's order and is never the model's pick
+    docs = [i != 3 for i in range(6)]
+    assert learnt_order(picked, "lead", docs) == (0, 1, 2, 3, 4, 5)
+    assert learnt_order(picked, "model", docs) == (0, 5, 1, 3, 4, 2)
+    assert learnt_order(picked, "lead", [False] * 6) == (0, 1, 2, 3, 4, 5)
+    weights = dict(zip(HIT_FEATURES, answer_model().order_weights, strict=True))
+    assert weights["prose"] == 0.0
     assert codecite.Config().answer.answer_order == "lead"
 
 

@@ -38,7 +38,7 @@ from .blocks import AnswerBlock
 from .citations import Block, Citation, check_citations, citation_flags
 from .compose import compose
 from .facts import GraphFacts
-from .features import CANDIDATES, Embed, code_holds, observe, question_features
+from .features import CANDIDATES, HIT_FEATURES, Embed, code_holds, observe, question_features
 from .focus import line_scores
 from .llm import EXTRACTIVE, LLM
 from .model import answer_model
@@ -166,9 +166,9 @@ class Answerer:
         1. **read** the question once (its parts, its shape, its terms weighed by rarity);
         2. **search**: the hits ``search`` returns for it, in search's order;
         3. **order**: the answer model (:mod:`.model`, learnt from open data) picks
-           the block that leads among search's first hits, the rest keep search's
-           order (:func:`learnt_order`), where the hits carry the search model's cosine
-           it learnt with (an index with no model tier: search's order, the floor every
+           the block that leads among search's first hits of code (the kinds it learnt
+           to judge), the rest keep search's order (:func:`learnt_order`), where the
+           hits carry the search model's cosine it learnt with (an index with no model tier: search's order, the floor every
            answer figure is reported beside); code before tests unless the question
            asks about tests;
         4. **abstain**: the model's probability that the indexed code answers the
@@ -191,7 +191,8 @@ class Answerer:
         ordered = model.order(seen.features) if model is not None else None
         shown = tuple(range(len(top)))  # search's order: the floor
         if ordered is not None and any(h.similarity is not None for h in top):
-            shown = learnt_order(ordered.order, self.config.answer.answer_order)
+            judged = seen.features[:, HIT_FEATURES.index("prose")] == 0
+            shown = learnt_order(ordered.order, self.config.answer.answer_order, judged)
         hits = [*(top[i] for i in shown), *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
         score = None
@@ -408,15 +409,22 @@ def run_steps(steps: Generator[str, None, Answer]) -> Answer:
             return answer
 
 
-def learnt_order(order: Sequence[int], how: str) -> tuple[int, ...]:
+def learnt_order(
+    order: Sequence[int], how: str, judged: Sequence[bool] | None = None
+) -> tuple[int, ...]:
     """The blocks' order (indexes into search's first hits) from the model's ``order``:
     "lead": the model's first pick leads, the rest keep search's order; "model": all in
-    the model's order; "search": search's order."""
-    if how == "model":
-        return tuple(order)
+    the model's order; "search": search's order. ``judged``: the hits of the kinds the
+    model learnt to judge (code: its training indexes held no docs); the others keep
+    their places in search's order and are never its pick."""
     searched = tuple(sorted(order))
-    if how == "lead" and order:
-        return (order[0], *(i for i in searched if i != order[0]))
+    ok = [True] * len(searched) if judged is None else [bool(j) for j in judged]
+    picks = [i for i in order if ok[i]]
+    if how == "model":
+        slots = iter(picks)
+        return tuple(next(slots) if ok[i] else i for i in searched)
+    if how == "lead" and picks:
+        return (picks[0], *(i for i in searched if i != picks[0]))
     return searched
 
 
