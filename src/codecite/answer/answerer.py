@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..chunking.grammars import GRAMMARS
 from ..embed.static import LINE_MODEL_NAME, named_embedder
 from ..errors import EmbeddingError
 from ..filetext import display_text
@@ -38,7 +39,7 @@ from .blocks import AnswerBlock
 from .citations import Block, Citation, check_citations, citation_flags
 from .compose import compose
 from .facts import GraphFacts
-from .features import CANDIDATES, HIT_FEATURES, Embed, code_holds, observe, question_features
+from .features import CANDIDATES, Embed, code_holds, observe, question_features
 from .focus import line_scores
 from .llm import EXTRACTIVE, LLM
 from .model import answer_model
@@ -168,9 +169,9 @@ class Answerer:
         3. **order**: the answer model (:mod:`.model`, learnt from open data) picks
            the block that leads among search's first hits of code (the kinds it learnt
            to judge), the rest keep search's order (:func:`learnt_order`), where the
-           hits carry the search model's cosine it learnt with (an index with no model tier: search's order, the floor every
-           answer figure is reported beside); code before tests unless the question
-           asks about tests;
+           hits carry the search model's cosine it learnt with (an index with no
+           model tier: search's order, the floor every answer figure is reported
+           beside); code before tests unless the question asks about tests;
         4. **abstain**: the model's probability that the indexed code answers the
            question at all, and its probability that the first block is right (the
            confidence); a question whose quoted message a cited line writes, or whose
@@ -191,7 +192,7 @@ class Answerer:
         ordered = model.order(seen.features) if model is not None else None
         shown = tuple(range(len(top)))  # search's order: the floor
         if ordered is not None and any(h.similarity is not None for h in top):
-            judged = seen.features[:, HIT_FEATURES.index("prose")] == 0
+            judged = [h.chunk.language in GRAMMARS for h in top]  # code, as in training
             shown = learnt_order(ordered.order, self.config.answer.answer_order, judged)
         hits = [*(top[i] for i in shown), *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
@@ -414,9 +415,9 @@ def learnt_order(
 ) -> tuple[int, ...]:
     """The blocks' order (indexes into search's first hits) from the model's ``order``:
     "lead": the model's first pick leads, the rest keep search's order; "model": all in
-    the model's order; "search": search's order. ``judged``: the hits of the kinds the
-    model learnt to judge (code: its training indexes held no docs); the others keep
-    their places in search's order and are never its pick."""
+    the model's order; "search": search's order. ``judged``: the hits the model learnt
+    to judge (code: its training indexes held only code files, no docs, no config);
+    the others keep their places in search's order and are never its pick."""
     searched = tuple(sorted(order))
     ok = [True] * len(searched) if judged is None else [bool(j) for j in judged]
     picks = [i for i in order if ok[i]]
