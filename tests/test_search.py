@@ -182,6 +182,11 @@ def test_unit_pieces() -> None:
     assert analyse("which tests cover cancel").intent == "tests"
     assert analyse("how does checkout work").intent == "explain"
     assert analyse("where is the VIP discount").intent == "locate"
+    # an effect word asks what breaks only where something changes or is supposed
+    assert analyse("what else is affected if I tighten the validation").intent == "impact"
+    assert analyse("what are the consequences of removing the lock").intent == "impact"
+    assert analyse("why does the cache impact memory use").intent == "explain"
+    assert analyse("how is the line break index found").intent == "explain"
     info = analyse("calculatePriceWithTax in `web/src/cart.ts`")
     assert "calculatePriceWithTax" in info.identifiers and info.identifier_share >= 0.5
     assert rrf({"a": ["x", "y"], "b": ["y"]}, {"a": 1.0, "b": 2.0}, k=60)["y"] == pytest.approx(

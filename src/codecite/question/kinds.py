@@ -30,11 +30,16 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"\b(tests?|tested|testing|test cases?|unit tests?|coverage|covers?|covered|spec|specs|"
         r"qa|assert\w*|what should (i|we) (test|check|verify))\b", re.I)),
     ("impact", "impact", re.compile(
-        r"\b(breaks?|(be|is|are|gets?) broken|impact\w*|affect\w*|consequences?|"
-        r"if (i|we) (change|modify|remove|rename|delete|refactor)|who (uses|calls)|"
+        r"\b(if (i|we) (change|modify|remove|rename|delete|refactor)|who (uses|calls)|"
         r"callers?|called (by|from)|used by(?! default)|usages|usage of|"
         r"depends? on (it|this|that|them|these|those)|(what|which|who)\b.{0,40}\bdepends? on|"
-        r"dependents|ripple)\b", re.I)),
+        r"dependents)\b", re.I)),
+    # an effect ("what breaks", "the impact of") asks for impact only where the question
+    # changes or supposes something (_CHANGES): "why does X impact memory" and "the line
+    # break index" ask how X works
+    ("impact", "impact", re.compile(
+        r"\b(breaks?|(be|is|are|gets?) broken|impact\w*|affect\w*|consequences?|ripple)\b",
+        re.I)),
     ("who", "locate", re.compile(
         r"\b(who (can|may|is allowed|has access|gets|is trusted|are trusted)|whose|"
         r"which (users?|roles?|people)|permissions?|allowed to|authori[sz]\w*|access control|"
@@ -53,7 +58,16 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"\b(how (does|do|is|are|can|should|to)|explain|walk me through|why|what (does|do)|"
         r"describe|steps?|flow|logic|works?)\b", re.I)),
 )  # fmt: skip
-KINDS = ("error", *(kind for kind, _, _ in _RULES), "yesno")
+KINDS = ("error", *dict.fromkeys(kind for kind, _, _ in _RULES), "yesno")
+#: A change, or a supposition of one: an effect word ("breaks", "affects") asks for
+#: impact only beside one.
+_CHANGES = re.compile(
+    r"\b(if|chang(e[sd]?|ing)|modif(y|ies|ied|ying|ication)|remov(e[sd]?|ing|al)|renam(e[sd]?|ing)|"
+    r"delet(e[sd]?|ing)|refactor\w*|replac(e[sd]?|ing)|rewr(ite|ites|iting|itten|ote)|"
+    r"alter(s|ed|ing)?|swap(s|ped|ping)?)\b",
+    re.I,
+)
+_EFFECT_RULE = 2
 _POLAR = re.compile(
     r"^\s*(does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|must)\b", re.I
 )
@@ -86,9 +100,9 @@ def classify(text: str, reported: bool = False, long: bool = False) -> Kind:
     asked = " ".join(_ASKED_SENTENCE.findall(text)) or text
     if reported or (not long and _QUOTED_ERROR.search(text) and not _RULES[0][2].search(asked)):
         return Kind("error", "locate", False)
-    for name, intent, rule in _RULES:
+    for at, (name, intent, rule) in enumerate(_RULES):
         found = rule.search(text)
-        if found:
+        if found and (at != _EFFECT_RULE or _CHANGES.search(text)):
             if long:
                 return Kind("error" if name in ("tests", "impact") else name, "locate", False)
             return Kind(name, intent, polar and name not in ("how", "where"), found.group(0))
