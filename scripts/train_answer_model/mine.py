@@ -21,6 +21,7 @@ questions, asked of the index of the released tree with its docstrings).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -98,15 +99,34 @@ def on_the_spot(searcher: Any, row_of: dict[str, int], query: str, hits: list[An
     ]
 
 
-def mine(folder: Path, others: list[dict[str, Any]], out: Path, kind: str = "docstrings") -> None:
+def mine(
+    folder: Path,
+    others: list[dict[str, Any]],
+    out: Path,
+    kind: str = "docstrings",
+    names_of: str = "asked",
+) -> None:
+    """``names_of``: the index whose code decides which of a question's names the
+    project holds: "asked" (the index the question is asked of) or "full" (the
+    released tree's, docstrings kept: a user's index holds its docstrings, so a name
+    that only the stripped docstring wrote is no unknown name there)."""
     static = line_embedder()
     golden = load_golden(folder, kind)
     rows: dict[str, list[Any]] = {k: [] for k in ("X", "y", "n", "unknown", "soft", "terms", "own")}
     index_dir = folder / SETS[kind][1]
-    with codecite.open_index(root(folder, kind), index_dir=index_dir, create=False) as idx:
+    with contextlib.ExitStack() as stack:
+        idx = stack.enter_context(
+            codecite.open_index(root(folder, kind), index_dir=index_dir, create=False)
+        )
         searcher = idx.searcher
         stats = searcher.term_stats
         holds = code_holds(idx.store, stats.df)
+        if names_of == "full":
+            full = stack.enter_context(
+                codecite.open_index(root(folder, "commits"), index_dir=folder / "index-full",
+                                    create=False)
+            )  # fmt: skip
+            holds = code_holds(full.store, full.searcher.term_stats.df)
         model = searcher.vectors
         row_of = {chunk_id: row for row, chunk_id in enumerate(model.ids)} if model else {}
         asked_of = [(True, g) for g in golden] + [(False, g) for g in others]
@@ -165,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         "(their questions' mean static vectors): harder negatives (a variant)",
     )  # fmt: skip
     parser.add_argument("--out", default="", help="the folder mined into (default: the set's)")
+    parser.add_argument(
+        "--names-of", choices=("asked", "full"), default="asked",
+        help="the index whose code decides a question's unknown names: the one asked, or "
+        "the released tree's with its docstrings (commits.py's index-full): a variant",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
     folders = sorted(p for p in workdir.iterdir() if (p / ".complete").is_file())
@@ -181,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         pool = [g for name in sources for g in golden[name]]
         others = random.Random(f"{SEED}-{folder.name}").sample(pool, min(args.cross, len(pool)))
         started = time.perf_counter()
-        mine(folder, others, out, args.set)
+        mine(folder, others, out, args.set, args.names_of)
         print(f"{folder.name}: {time.perf_counter() - started:.0f} s", flush=True)
     return 0
 

@@ -127,13 +127,19 @@ def probs(X: np.ndarray, mask: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def order_metrics(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Top-1 / top-3 of the model's order and of search's, on all own questions."""
+    """Top-1 / top-3 of the model's order and of search's, on all own questions;
+    ``lead_top3``: the model's pick, then search's order (``answer_order = "lead"``)."""
     order = np.argsort(-p, axis=1, kind="stable")
     got = np.take_along_axis(y, order, axis=1)
+    first = order[:, :1]
+    # search's first two hits other than the model's pick
+    others = np.argsort(np.arange(y.shape[1])[None, :] == first, axis=1, kind="stable")[:, :2]
+    lead3 = np.maximum(got[:, 0], np.take_along_axis(y, others, axis=1).max(1))
     return {
         "n": len(y),
         "model_top1": float(got[:, 0].mean()),
         "model_top3": float(got[:, :3].max(1).mean()),
+        "lead_top3": float(lead3.mean()),
         "search_top1": float(y[:, 0].mean()),
         "search_top3": float(y[:, :3].max(1).mean()),
     }
@@ -239,8 +245,10 @@ def cross_validate(
             "top_right": float(right[sel].mean()) if sel.any() else 0,
         }
     total = {
-        kind: {k: round(float(np.mean([m[k] for m in per.values()])), 4) for k in
-               ("model_top1", "model_top3", "search_top1", "search_top3")}
+        kind: {
+            k: round(float(np.mean([m[k] for m in per.values()])), 4)
+            for k in ("model_top1", "model_top3", "lead_top3", "search_top1", "search_top3")
+        }
         for kind, per in per_project.items()
     }
     declined = {
@@ -289,8 +297,12 @@ def confidence_levels(p: np.ndarray) -> dict[str, float]:
 
 
 def fit_all(
-    projects: list[Project], validation: dict[str, Any], listed: Path, sets: tuple[str, ...],
-    abstain: tuple[int, ...], order_sets: tuple[int, ...] = (),
+    projects: list[Project],
+    validation: dict[str, Any],
+    listed: Path,
+    sets: tuple[str, ...],
+    abstain: tuple[int, ...],
+    order_sets: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     w = fit_order(*stack(projects, order_sets))
     wa, wc = fit_retrieval(projects, w, abstain)
@@ -351,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, m in per.items():
             print(
                 f"{kind:10} {name:12} n={m['n']:4} top1 {m['search_top1']:.3f} -> "
-                f"{m['model_top1']:.3f}  top3 {m['search_top3']:.3f} -> {m['model_top3']:.3f}"
+                f"{m['model_top1']:.3f}  top3 {m['search_top3']:.3f} -> {m['model_top3']:.3f} "
+                f"(lead {m['lead_top3']:.3f})"
             )
     print(json.dumps({k: v for k, v in validation.items() if k != "order_per_project"}, indent=1))
     model = fit_all(projects, validation, HERE / args.projects, sets, abstain, order_sets)
