@@ -151,14 +151,14 @@ def test_without_the_model_an_answer_cites_search_in_search_order(shop: codecite
 def test_the_model_orders_only_hits_that_carry_the_cosines_it_learnt_with(
     tmp_path: Path,
 ) -> None:
-    """``answer_order = "lead"`` (the default) on an index without the model tier
+    """``answer_order = "model"`` (the default) on an index without the model tier
     (``index --no-embed``): no hit has the search model's cosine, a case the model never
     learnt from, so the blocks are search's order, as with ``answer_order = "search"``."""
     root = tmp_path / "shop"
     shutil.copytree(FIXTURES / "shop", root)
     with codecite.open_index(root) as index:
         index.update(embed=False)
-    assert codecite.Config().answer.answer_order == "lead"
+    assert codecite.Config().answer.answer_order == "model"
     with (
         codecite.open_index(root, create=False) as learnt,
         codecite.open_index(root, create=False, overrides={"answer_order": "search"}) as floor,
@@ -170,23 +170,24 @@ def test_the_model_orders_only_hits_that_carry_the_cosines_it_learnt_with(
             assert [b.citation for b in ordered.blocks] == [b.citation for b in searched.blocks]
 
 
-def test_the_models_pick_leads_and_the_rest_keep_search_order() -> None:
-    """The model learnt which block answers (its first pick), not how to order the
-    others: by default those keep search's order."""
+def test_the_models_pick_leads_and_docs_keep_their_place_in_search_order() -> None:
+    """The model orders the hits it learnt to judge; a docs hit keeps its place in
+    search's order and is never its pick (its training indexes held no docs: the prose
+    weight is exactly 0)."""
     picked = (3, 0, 5, 1, 4, 2)
-    assert learnt_order(picked, "lead") == (3, 0, 1, 2, 4, 5)
     assert learnt_order(picked, "model") == picked
+    assert learnt_order(picked, "lead") == (3, 0, 1, 2, 4, 5)
     assert learnt_order(picked, "search") == (0, 1, 2, 3, 4, 5)
-    assert learnt_order((), "lead") == ()
-    # the training indexes held no docs (the prose weight is exactly 0): a docs hit
-    # keeps its place in search's order and is never the model's pick
+    assert learnt_order((), "model") == ()
     docs = [i != 3 for i in range(6)]
-    assert learnt_order(picked, "lead", docs) == (0, 1, 2, 3, 4, 5)
     assert learnt_order(picked, "model", docs) == (0, 5, 1, 3, 4, 2)
-    assert learnt_order(picked, "lead", [False] * 6) == (0, 1, 2, 3, 4, 5)
+    assert learnt_order(picked, "lead", docs) == (0, 1, 2, 3, 4, 5)
+    # search's first hit is docs: the model's pick of code still leads
+    assert learnt_order((1, 0, 2), "model", [False, True, True]) == (1, 0, 2)
+    assert learnt_order((2, 0, 1), "model", [False] * 3) == (0, 1, 2)
+    assert codecite.Config().answer.answer_order == "model"
     weights = dict(zip(HIT_FEATURES, answer_model().order_weights, strict=True))
     assert weights["prose"] == 0.0
-    assert codecite.Config().answer.answer_order == "lead"
 
 
 def test_a_first_lines_quote_is_read_back_but_not_a_message_line() -> None:

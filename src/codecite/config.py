@@ -283,15 +283,14 @@ class AnswerConfig:
     #: questions; on SWE-QA's development split 1.6% of answerable).
     answer_model: bool = True
     #: The order of an answer's blocks, where the hits carry the search model's cosine
-    #: the answer model learnt with (else search's): "lead" (the model's first pick
-    #: leads, the rest keep search's order: the model learnt which block answers, not
-    #: the order of the others), "model" (every block in the model's order) or "search"
-    #: (search's). The model's pick: +11 points of top-1 on held-out docstring
-    #: questions, +1 on commit subjects; on the two benchmarks "lead" +1.5 and +1.6
-    #: points of lead over search's order, and 2.7 points more evidence in the first
-    #: three blocks than "model" on the answer benchmark (BENCHMARKS.md, stop 46).
-    #: Either way code comes before tests unless the question asks about tests.
-    answer_order: str = "lead"
+    #: the answer model learnt with (else search's): "model" (the model's pick first,
+    #: then its order; docs and other non-code hits, which it never learnt to judge,
+    #: keep their places in search's order), "lead" (its pick first, then search's
+    #: order) or "search" (search's). The model's order, held out: the right definition
+    #: first +11 points over search on docstring questions, +1 on commit subjects; in the
+    #: first three +6 / +5 ("lead": +3 / +1). Either way code comes before tests unless
+    #: the question asks about tests.
+    answer_order: str = "model"
 
 
 @dataclass
@@ -422,7 +421,7 @@ class Config:
 #: Settings with a fixed set of values.
 CHOICES: dict[str, tuple[str, ...]] = {
     "vector_search": VECTOR_SEARCH_MODES,
-    "answer_order": ("lead", "model", "search"),
+    "answer_order": ("model", "lead", "search"),
 }
 
 

@@ -10,10 +10,10 @@ left out of the fit. No benchmark question fitted a number of it; the file lists
 training projects and the held-out figures.
 
 - :meth:`AnswerModel.order` scores search's first hits (:mod:`.features`): each one's
-  probability of being the code that answers. Its first pick leads the answer's blocks
-  (the default, ``answer_order = "lead"``: the rest keep search's order) where the hits
-  carry the search model's cosine; its probability for the block shown first is a
-  feature of the two models below.
+  probability of being the code that answers. The answer's blocks follow it (the
+  default, ``answer_order = "model"``; docs, which it never learnt to judge, keep their
+  places in search's order) where the hits carry the search model's cosine; its
+  probability for the block shown first is a feature of the two models below.
 - :meth:`AnswerModel.answers` is the probability that the question is about this
   index at all; below the shipped threshold (the highest that declined at most 0.5% of
   the held-out projects' docstring questions) the answer declines.
