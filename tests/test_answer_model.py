@@ -98,6 +98,9 @@ def test_ordinary_words_missing_from_the_code_are_no_unknown_names() -> None:
     seen = observe(read("Do we send pushes through Firebase?"), [], lambda t: df(t, 1), 50, None)
     assert seen.unknown_names == ("firebase",) and seen.unknown > 0
     assert seen.soft_unknown == 0
+    # a word naming the code itself ("where in the codebase") is never an unknown name
+    seen = observe(read("Where in the codebase is checkout?"), [], lambda t: df(t, 0), 50, None)
+    assert seen.unknown_names == ()
 
 
 def test_capitalised_everyday_words_missing_from_the_code_are_a_soft_unknown_share() -> None:
