@@ -6,6 +6,7 @@ projects fetched at run time::
     python bench/answer_bench.py --projects starlette   # one project
     python bench/answer_bench.py --no-baseline --signals   # current only, + abstention data
     python bench/answer_bench.py --baseline HEAD --static-only   # full vs keyword + static
+    python bench/answer_bench.py --no-baseline --first-answer    # right after `codecite index`
 
 Side by side, in one run, on the same trees and questions, offline (extractive answers):
 
@@ -136,12 +137,21 @@ def run_system(args: argparse.Namespace) -> int:
         root, index_dir = Path(job["root"]), Path(job["index"])
         started = time.perf_counter()
         with codecite.open_index(root, index_dir=index_dir) as idx:
-            if job.get("static_only"):  # keyword + static: no model vectors at all
+            if job.get("static_only") or job.get("pending"):  # keyword + static
                 from codecite.index.static_stage import update_static_tier
 
                 idx.update(embed=False)
                 update_static_tier(idx.store, idx.config, lambda _event: None)
-            else:
+            if job.get("pending"):
+                # as `codecite index` leaves it before its background worker's first
+                # batch: the model named, no vector yet (ask embeds its hits on the spot)
+                from codecite.embed import get_embedder
+                from codecite.index.model_stage import prepare_model_tier
+
+                with idx.store.writer_lock():
+                    embedder = get_embedder(idx.config.embed.embedder, idx.config)
+                    prepare_model_tier(idx.store, embedder, idx.config)
+            if not (job.get("static_only") or job.get("pending")):
                 idx.update()
         log(f"{job['system']} {job['project']}: indexed in {time.perf_counter() - started:.0f} s")
         with codecite.open_index(root, index_dir=index_dir, create=False) as idx:
@@ -425,14 +435,23 @@ def main(argv: list[str] | None = None) -> int:
         help="the current code answers from keyword + static indexes (no model vectors); "
         "with --baseline HEAD: the tiers compared on the same code",
     )
+    parser.add_argument(
+        "--first-answer",
+        action="store_true",
+        help="the current code answers as right after `codecite index`: keyword + static "
+        "indexes, the model named but none of its vectors computed yet (its background "
+        "worker's first batch not in; ask computes its hits' cosines on the spot)",
+    )
     parser.add_argument("--check", action="store_true", help="check the references, then stop")
     parser.add_argument("--json", default=str(HERE / "results" / "answers.json"), help="output")
     parser.add_argument("--run-system", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.run_system:
         return run_system(args)
-    if args.same_index and args.static_only:
-        parser.error("--static-only needs indexes of its own; leave out --same-index")
+    if args.same_index and (args.static_only or args.first_answer):
+        parser.error("--static-only and --first-answer need indexes of their own")
+    if args.static_only and args.first_answer:
+        parser.error("choose one of --static-only and --first-answer")
     workdir = Path(args.workdir).resolve()
     pins = projects(sweqa=True)
     in_set = [n for n, pin in pins.items() if args.set == "all"
@@ -452,7 +471,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         print(f"{len(questions)} questions: every reference holds its text")
         return 0
-    current = "current (keyword + static)" if args.static_only else "current"
+    current = (
+        "current (keyword + static)" if args.static_only
+        else "current (right after index)" if args.first_answer else "current"
+    )  # fmt: skip
     systems = {current: HERE.parent / "src"}
     if not args.no_baseline:
         systems = {
@@ -466,8 +488,9 @@ def main(argv: list[str] | None = None) -> int:
     for system, src in systems.items():
         # the baseline's index folder is its revision's own (another revision may not read it)
         static_only = args.static_only and system == current
+        pending = args.first_answer and system == current
         slug = f"baseline-{args.baseline}" if system.startswith("baseline") else "current"
-        slug += "-static" if static_only else ""
+        slug += "-static" if static_only else "-first" if pending else ""
         # --same-index: every system reads the first one's index (a parallel parse writes
         # chunks in a different order each build, which reorders tied low-ranked hits)
         first_slug = first_slug or slug
@@ -479,6 +502,7 @@ def main(argv: list[str] | None = None) -> int:
                 "root": str(roots[name]),
                 "index": str(workdir / "index" / folder / name),
                 "static_only": static_only,
+                "pending": pending,
                 "search_order": SEARCH_ORDER if system == current else "",
                 "questions": [
                     {"id": q.id, "question": q.question}
