@@ -23,8 +23,10 @@ from codecite.answer.citations import (
     citation_flags,
     parse_citations,
 )
+from codecite.answer.facts import GraphFacts
 from codecite.answer.prompt import INSUFFICIENT, build_messages, fence_for
 from codecite.evaluate import load_golden
+from codecite.types import Chunk
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: What extractive mode reaches on the shop golden set's expected facts (measured 0.65)
@@ -95,6 +97,32 @@ def test_extractive_answer_states_graph_facts(answerer: Answerer) -> None:
         for c in data["citations"]
     )
     assert all(c["verified"] and not c["partial"] for c in data["citations"])
+
+
+def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answerer) -> None:
+    """An exception class's docstring holds the question's words; the code that raises
+    it is what happens: its raise sites (the graph's construction edges), code only."""
+    store = answerer.searcher.store
+    facts = GraphFacts(store, None)
+
+    def chunk(name: str) -> Chunk:
+        (found,) = store.get_chunks(store.find_symbols(name, "name", None, 5)).values()
+        return found
+
+    raised = facts.raisers(chunk("PaymentError"))
+    assert [(b.path, b.start_line, b.role) for b in raised.callers] == [
+        ("shop/payments.py", 33, "raiser"), ("shop/payments.py", 45, "raiser"),
+        ("shop/payments.py", 73, "raiser"),
+    ]  # fmt: skip
+    assert raised.sentences[0].startswith("`PaymentError` is raised by `PaymentGateway.")
+    assert not facts.raisers(chunk("Order")).callers  # no exception
+    answer = answerer.ask("What is UnknownRegionError?")
+    assert answer.lead.startswith("`UnknownRegionError` (shop/tax.py:18")
+    # its raise site is already shown (the function holding it): named, not repeated
+    assert "See also: `UnknownRegionError` is raised by `get_rate_for_region` (shop/tax.py:26)" in (
+        answer.answer
+    )
+    assert all(c.verified for c in answer.citations)
 
 
 def test_citation_parsing_and_verification() -> None:

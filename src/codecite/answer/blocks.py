@@ -254,6 +254,7 @@ class Extract:
 ROLE_NOTES = {
     "message": "writes the message",
     "caller": "calls it",
+    "raiser": "raises it",
     "test": "tests it",
 }
 

@@ -46,6 +46,9 @@ DEFINITION_KINDS = frozenset({"function", "method", "class"})
 MAX_BLOCKS = 5
 #: Callers an impact answer shows before the rest.
 MAX_CALLERS = 3
+#: Places shown (as blocks) where an exception class that leads is raised; its sentence
+#: names more.
+MAX_RAISERS = 1
 #: Languages of prose: a line of them is quoted as a sentence, not as code.
 PROSE_LANGUAGES = frozenset({"markdown", "text", "rst"})
 #: A quoted statement longer than this is cut (with "…").
@@ -243,6 +246,13 @@ def compose(
             kept = [b for b in blocks if not any(_same(b, c) for c in [*callers, *tests])]
             blocks = [*callers, *kept][: max_blocks - len(tests)] + tests
             lead = facts[0]
+    elif shown and (raised := graph.raisers(shown[0].chunk)).callers:
+        # an exception class leads: where it is raised comes next (the question's words
+        # were in its docstring; what happens is where the code raises it)
+        out.extract.context += raised.context
+        sites = [b for b in raised.callers[:MAX_RAISERS] if not any(_same(b, x) for x in blocks)]
+        blocks = [blocks[0], *sites, *blocks[1:]][:max_blocks]
+        facts = raised.sentences
     elif kind == "how" and shown and shown[0].chunk.kind in DEFINITION_KINDS:
         found = graph.callees(shown[0].chunk)
         out.extract.context += found.context

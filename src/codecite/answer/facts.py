@@ -5,10 +5,12 @@ index time, never from the question's words."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..filters import Filters
+from ..graph.testmap import is_test_path
 from ..picture.model import Neighbourhood
 from ..picture.neighbourhood import neighbourhood
 from ..question.terms import Terms, stems
@@ -24,6 +26,11 @@ MAX_FACTS = 4
 MEMBER_KINDS = frozenset({"function", "method"})
 #: The parts of a split function looked up to find its first.
 PARTS_LOOKUP = 20
+#: A class is an exception when it, a base it names or a class it inherits from (the
+#: graph's edges, a few generations up) is named so.
+_EXCEPTION = re.compile(r"(Error|Exception|Warning)$")
+_BASES = re.compile(r"\bclass\s+\w+\s*(?:\(([^)]*)\)|extends\s+([\w.]+))")
+ANCESTORS = 4
 
 
 @dataclass
@@ -82,6 +89,46 @@ class GraphFacts:
             and c.qualname.startswith(prefix) and c.start_line <= line <= c.end_line
         ]  # fmt: skip
         return min(inside, key=lambda c: c.end_line - c.start_line) if inside else None
+
+    def raisers(self, subject: Chunk) -> Facts:
+        """Where an exception class is raised: the code (not tests) that constructs
+        it, at those lines; nothing when ``subject`` is no exception class."""
+        out = Facts()
+        if subject.kind != "class" or not self._exception(subject):
+            return out
+        edges = self.store.edges_to(subject.id, "calls")
+        sites = self._sites([(e.src, e.line) for e in edges], "raiser", out)
+        out.callers = sorted(
+            (b for b in sites if not is_test_path(b.path)),
+            key=lambda b: (secondary_path(b.path), b.path, b.start_line),
+        )
+        if out.callers:
+            n = len(out.callers)
+            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
+            out.sentences.append(f"`{subject.qualname}` is raised by {_named(out.callers)}{more}.")
+        return out
+
+    def _exception(self, subject: Chunk) -> bool:
+        """Whether ``subject`` (a class) is an exception: its name, the bases its header
+        names, or a class it inherits from in the index is named ``...Error``,
+        ``...Exception`` or ``...Warning``."""
+        seen: set[str] = set()
+        todo = [subject]
+        for _ in range(ANCESTORS):
+            names: list[str] = []
+            for c in todo:
+                seen.add(c.id)
+                names.append(c.name)
+                found = _BASES.search(c.content.split("\n", 2)[0] + " " + c.content[:200])
+                if found:
+                    names += re.split(r"[\s,]+", found.group(1) or found.group(2) or "")
+            if any(_EXCEPTION.search(n.rsplit(".", 1)[-1]) for n in names if n):
+                return True
+            ids = {e.dst for c in todo for e in self.store.edges_from(c.id, "inherits")} - seen
+            todo = list(self.store.get_chunks(list(ids)).values())
+            if not todo:
+                return False
+        return False
 
     def callees(self, subject: Chunk) -> Facts:
         """What ``subject`` calls (a "how does it work" answer's next places to read)."""

@@ -256,6 +256,7 @@ class FileBlocks:
 BLOCK_NOTES = {
     "message": "writes the message",
     "caller": "calls it",
+    "raiser": "raises it",
     "test": "tests it",
 }
 
