@@ -33,7 +33,8 @@ from codecite.store import open_store
 from codecite.store.copy import copy_index
 from codecite.store.postgres import PostgresStore, repositories
 from codecite.store.postgres.base import path_condition
-from codecite.store.postgres.migrations import FORMAT_VERSION
+from codecite.store.postgres.migrations import FORMAT_VERSION, LOCK_CLASS
+from codecite.store.postgres.vectors import INDEX_LOCK, hnsw_index_name
 from codecite.store.protocols import (
     ChunkReader,
     GraphReader,
@@ -466,6 +467,37 @@ def test_writer_lock_is_per_repository_and_freed_by_kill_9(pg_url: str) -> None:
         child.stdout.close()
         store.close()
         other.close()
+
+
+def test_waiting_for_a_lock_never_deadlocks_with_an_index_build(pg_url: str) -> None:
+    """A process waiting for a lock another holds polls it: a statement waiting for it
+    would hold a snapshot that the holder's ``CREATE INDEX CONCURRENTLY`` waits to end,
+    and PostgreSQL would fail one of the two (two workers' runs failed so)."""
+    store = PostgresStore(pg_url, repo="waiter")
+    failed: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            store.ensure_hnsw_index("model", 8)
+        except BaseException as exc:  # reported by the test below
+            failed.append(exc)
+
+    try:
+        with psycopg.connect(pg_url, autocommit=True) as holder:
+            holder.execute("SET statement_timeout = '30s'")
+            holder.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_CLASS, INDEX_LOCK))
+            waiter = threading.Thread(target=build)
+            waiter.start()
+            time.sleep(1.0)  # the waiter asks for the lock meanwhile
+            holder.execute("CREATE INDEX CONCURRENTLY probe ON codecite.chunks (path)")
+            holder.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, INDEX_LOCK))
+        waiter.join(60)
+        assert not waiter.is_alive() and not failed, failed
+        with psycopg.connect(pg_url) as conn:
+            names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes").fetchall()}
+        assert "probe" in names and hnsw_index_name("model", 8) in names
+    finally:
+        store.close()
 
 
 # --- indexing and queries through the CLI ---------------------------------------------------

@@ -28,6 +28,11 @@ SCHEMA = "codecite"
 LOCK_CLASS = 0x636369
 #: Second key of the migration lock (writer locks use ``hashtext(repo)``).
 MIGRATION_LOCK = 0
+#: Seconds between two tries of a session lock another process holds: such a lock is
+#: polled, never waited for in one statement (a waiting statement holds a snapshot, which
+#: the holder's ``CREATE INDEX CONCURRENTLY`` waits to end: a deadlock, or a hang when
+#: the lock is held on another connection than the build's).
+LOCK_POLL = 0.2
 
 M001_CREATE_TABLES = """
 CREATE TABLE repos (

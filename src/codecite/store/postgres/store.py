@@ -48,6 +48,7 @@ from .graph import GraphTables
 from .migrations import (
     FORMAT_VERSION,
     LOCK_CLASS,
+    LOCK_POLL,
     SCHEMA,
     check_version,
     migrate,
@@ -312,7 +313,8 @@ class PostgresStore(PoolOwner, SearchTables, VectorTables, GraphTables):
             if not self._try_lock(conn):
                 if on_wait is not None:
                     on_wait(self._lock_holder(conn))
-                conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (LOCK_CLASS, self.repo))
+                while not self._try_lock(conn):  # polled: see LOCK_POLL
+                    time.sleep(LOCK_POLL)
             yield
 
     @contextmanager

@@ -15,6 +15,7 @@ CONCURRENTLY``: other repositories keep writing meanwhile).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,7 +24,7 @@ from ...filters import Filters
 from ...types import Chunk
 from ..protocols import Tier, VectorRows
 from .base import CHUNK_COLS_C, PgTables, Vector, filter_sql, row_to_chunk
-from .migrations import LOCK_CLASS
+from .migrations import LOCK_CLASS, LOCK_POLL
 
 #: The name its messages had before the module moved (issue 22): the logs read the same.
 log = logging.getLogger("codecite.store.postgres_vectors")
@@ -254,7 +255,12 @@ class VectorTables(PgTables):
         interrupted build is dropped first."""
         name = hnsw_index_name(tier, dim)
         with self.pool.connection() as conn:
-            conn.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_CLASS, INDEX_LOCK))
+            # polled (LOCK_POLL): a statement waiting for it would deadlock with the
+            # holder's CREATE INDEX CONCURRENTLY
+            while not conn.execute(
+                "SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, INDEX_LOCK)
+            ).fetchone()[0]:
+                time.sleep(LOCK_POLL)
             try:
                 row = conn.execute(
                     "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid "
