@@ -26,6 +26,7 @@ from codecite.answer.citations import (
 from codecite.answer.facts import GraphFacts
 from codecite.answer.prompt import INSUFFICIENT, build_messages, fence_for
 from codecite.evaluate import load_golden
+from codecite.question.terms import question_terms
 from codecite.types import Chunk
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -109,13 +110,13 @@ def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answ
         (found,) = store.get_chunks(store.find_symbols(name, "name", None, 5)).values()
         return found
 
-    raised = facts.raisers(chunk("PaymentError"))
-    assert [(b.path, b.start_line, b.role) for b in raised.callers] == [
+    raised = facts.raisers(chunk("PaymentError"), [], question_terms("", lambda t: 0, 1))
+    assert sorted((b.path, b.start_line, b.role) for b in raised.callers) == [
         ("shop/payments.py", 33, "raiser"), ("shop/payments.py", 45, "raiser"),
         ("shop/payments.py", 73, "raiser"),
     ]  # fmt: skip
     assert raised.sentences[0].startswith("`PaymentError` is raised by `PaymentGateway.")
-    assert not facts.raisers(chunk("Order")).callers  # no exception
+    assert not facts.raisers(chunk("Order"), [], question_terms("", lambda t: 0, 1)).callers
     answer = answerer.ask("What is UnknownRegionError?")
     assert answer.lead.startswith("`UnknownRegionError` (shop/tax.py:18")
     # its raise site is already shown (the function holding it): named, not repeated

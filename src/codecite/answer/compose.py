@@ -246,7 +246,7 @@ def compose(
             kept = [b for b in blocks if not any(_same(b, c) for c in [*callers, *tests])]
             blocks = [*callers, *kept][: max_blocks - len(tests)] + tests
             lead = facts[0]
-    elif shown and (raised := graph.raisers(shown[0].chunk)).callers:
+    elif shown and (raised := graph.raisers(shown[0].chunk, hits, terms)).callers:
         # an exception class leads: where it is raised comes next (the question's words
         # were in its docstring; what happens is where the code raises it)
         out.extract.context += raised.context

@@ -90,17 +90,19 @@ class GraphFacts:
         ]  # fmt: skip
         return min(inside, key=lambda c: c.end_line - c.start_line) if inside else None
 
-    def raisers(self, subject: Chunk) -> Facts:
+    def raisers(self, subject: Chunk, hits: Sequence[Hit], terms: Terms) -> Facts:
         """Where an exception class is raised: the code (not tests) that constructs
-        it, at those lines; nothing when ``subject`` is no exception class."""
+        it, at those lines, the places among ``hits`` first, then those holding more of
+        the question (:meth:`_fitting`); nothing when ``subject`` is no exception class."""
         out = Facts()
         if subject.kind != "class" or not self._exception(subject):
             return out
         edges = self.store.edges_to(subject.id, "calls")
-        sites = self._sites([(e.src, e.line) for e in edges], "raiser", out)
+        rank = {i: n for n, i in enumerate(self._fitting({e.src for e in edges}, hits, terms))}
+        ends = sorted(((e.src, e.line) for e in edges), key=lambda end: (rank[end[0]], end[1]))
+        sites = self._sites(ends, "raiser", out)
         out.callers = sorted(
-            (b for b in sites if not is_test_path(b.path)),
-            key=lambda b: (secondary_path(b.path), b.path, b.start_line),
+            (b for b in sites if not is_test_path(b.path)), key=lambda b: secondary_path(b.path)
         )
         if out.callers:
             n = len(out.callers)
