@@ -112,7 +112,8 @@ def mine(
     that only the stripped docstring wrote is no unknown name there)."""
     static = line_embedder()
     golden = load_golden(folder, kind)
-    rows: dict[str, list[Any]] = {k: [] for k in ("X", "y", "n", "unknown", "soft", "terms", "own")}
+    keys = ("X", "y", "n", "unknown", "soft", "absent", "terms", "own")
+    rows: dict[str, list[Any]] = {k: [] for k in keys}
     index_dir = folder / SETS[kind][1]
     with contextlib.ExitStack() as stack:
         idx = stack.enter_context(
@@ -149,6 +150,7 @@ def mine(
             rows["n"].append(len(hits))
             rows["unknown"].append(obs.unknown)
             rows["soft"].append(obs.soft_unknown)
+            rows["absent"].append(obs.absent)
             rows["terms"].append(len(obs.terms.stems))
             rows["own"].append(own)
     np.savez_compressed(out, **{k: np.array(v) for k, v in rows.items()})

@@ -60,6 +60,8 @@ class Project:
     unknown: np.ndarray
     #: (Q,) the share of unknown capitalised everyday words (features.question_features).
     soft: np.ndarray
+    #: (Q,) the share of the question's terms no code holds.
+    absent: np.ndarray
     terms: np.ndarray
     own: np.ndarray
     #: (Q,) which set each question comes from (an index into ``sets``).
@@ -82,7 +84,7 @@ def load(workdir: Path, sets: tuple[str, ...] = ("docstrings",)) -> list[Project
     out = []
     for name, found in sorted(parts.items()):
         cat = {k: np.concatenate([d[k] for _, d in found]) for k in
-               ("X", "y", "n", "unknown", "soft", "terms", "own")}  # fmt: skip
+               ("X", "y", "n", "unknown", "soft", "absent", "terms", "own")}  # fmt: skip
         source = np.concatenate([np.full(len(d["n"]), sets.index(k)) for k, d in found])
         mask = np.arange(cat["X"].shape[1])[None, :] < cat["n"][:, None]
         # A commit's label names the definitions it changed: of a test, a doc or a class
@@ -97,7 +99,8 @@ def load(workdir: Path, sets: tuple[str, ...] = ("docstrings",)) -> list[Project
         )
         eligible = mask & (~commit[:, None] | definition)
         out.append(Project(name, cat["X"], cat["y"], mask, cat["unknown"], cat["soft"],
-                           cat["terms"], cat["own"], source, eligible))  # fmt: skip
+                           cat["absent"], cat["terms"], cat["own"], source,
+                           eligible))  # fmt: skip
     return out
 
 
@@ -175,7 +178,7 @@ def retrieval_features(p: Project, w: np.ndarray) -> tuple[np.ndarray, np.ndarra
             continue
         order = list(np.argsort(-pr[q, :n], kind="stable"))
         rows.append(question_features(p.X[q, :n], pr[q, :n], order, p.unknown[q], p.terms[q],
-                                      p.soft[q]))  # fmt: skip
+                                      p.soft[q], p.absent[q]))  # fmt: skip
         right.append(int(p.y[q, order[0]]))
     return np.array(rows), np.array(right)
 

@@ -219,6 +219,7 @@ class Answerer:
                 seen.unknown,
                 len(seen.terms.stems),
                 seen.soft_unknown,
+                seen.absent,
             )
             signals["answers"] = round(model.answers(features), 4)
             signals["right_first"] = round(model.right_first(features), 4)

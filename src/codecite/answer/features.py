@@ -50,6 +50,7 @@ QUESTION_FEATURES = (
     "top_prob", "top_body_share", "top_name_share", "best_static_cos", "best_model_cos",
     "has_model_cos", "unknown_name_share", "log_terms", "unknown_soft_share",
     "best_window_share", "best_line_cos", "top_window_share", "has_unknown_name",
+    "absent_share",
 )  # fmt: skip
 #: Chunks of code (every language tree-sitter parses): not docs, not text.
 CODE_ONLY = Filters(languages=tuple(GRAMMARS))
@@ -192,6 +193,7 @@ def question_features(
     unknown: float,
     n_terms: int,
     soft: float = 0.0,
+    absent: float = 0.0,
 ) -> np.ndarray:
     """float32 (len(QUESTION_FEATURES),): what a whole retrieval shows, once its hits
     are ordered (``order``: indexes into ``features``; ``probs``: the model's
@@ -199,10 +201,12 @@ def question_features(
     share of the question's terms that no chunk holds *and* that are no ordinary word
     (everyday English or the common jargon of code, :func:`.terms.specific_terms`): a
     question naming a thing the code never mentions (and whether there is any such name:
-    ``has_unknown_name``). Ordinary words missing from the code count for nothing.
-    ``soft``: the same share for the names that are everyday words written capitalised
-    (``Viper``, ``Rich``): maybe a product, maybe a value the code calls otherwise; the
-    model learns what each is worth."""
+    ``has_unknown_name``). ``soft``: the same share for the names that are everyday
+    words written capitalised (``Viper``, ``Rich``): maybe a product, maybe a value the
+    code calls otherwise. ``absent``: the weighted share of all the question's terms,
+    ordinary words too, that no code holds. The model learns what each is worth (on
+    its own an ordinary word missing from the code declines nothing: it is one learnt
+    signal among these, calibrated against other projects' questions)."""
     col = {name: i for i, name in enumerate(HIT_FEATURES)}
     if not len(features):
         return np.zeros(len(QUESTION_FEATURES), dtype=np.float32)
@@ -221,6 +225,7 @@ def question_features(
         "best_line_cos": float(features[:, col["line_cos"]].max()),
         "top_window_share": float(features[top, col["window_share"]]),
         "has_unknown_name": float(unknown > 0),
+        "absent_share": absent,
     }
     return np.array([row[name] for name in QUESTION_FEATURES], dtype=np.float32)
 
@@ -239,6 +244,8 @@ class Observation:
     unknown_names: tuple[str, ...] = ()
     #: The weighted share of the question's capitalised everyday words no chunk holds.
     soft_unknown: float = 0.0
+    #: The weighted share of the question's terms, any word, that no code holds.
+    absent: float = 0.0
 
 
 def code_holds(store: KeywordIndex, df: Callable[[str], int]) -> Callable[[str], bool]:
@@ -276,4 +283,7 @@ def observe(
     unknown = terms.share(frozenset(stem(t) for t in names))
     soft = terms.share(frozenset(stem(t) for t, firm in named.items() if not firm and not holds(t)))
     features = hit_features(subject, terms, top, static, question.kind.name == "tests")
-    return Observation(terms, features, unknown, tuple(names), soft)
+    absent = terms.share(
+        frozenset(s for s, w in zip(terms.stems, terms.words, strict=True) if not holds(w))
+    )
+    return Observation(terms, features, unknown, tuple(names), soft, absent)
