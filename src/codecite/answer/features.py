@@ -204,9 +204,9 @@ def question_features(
     ``has_unknown_name``). ``soft``: the same share for the names that are everyday
     words written capitalised (``Viper``, ``Rich``): maybe a product, maybe a value the
     code calls otherwise. ``absent``: the weighted share of all the question's terms,
-    ordinary words too, that no code holds. The model learns what each is worth (on
-    its own an ordinary word missing from the code declines nothing: it is one learnt
-    signal among these, calibrated against other projects' questions)."""
+    ordinary words too, that no code holds. The model learns what each is worth: an
+    ordinary word missing from the code is one signal in a sum calibrated against other
+    projects' questions, never a rule that declines."""
     col = {name: i for i, name in enumerate(HIT_FEATURES)}
     if not len(features):
         return np.zeros(len(QUESTION_FEATURES), dtype=np.float32)
