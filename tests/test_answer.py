@@ -111,11 +111,14 @@ def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answ
         return found
 
     raised = facts.raisers(chunk("PaymentError"), [], question_terms("", lambda t: 0, 1))
-    assert sorted((b.path, b.start_line, b.role) for b in raised.callers) == [
+    # each raise shown within the block holding it, the raise line its focus
+    assert sorted((b.path, b.focus_start, b.role) for b in raised.callers) == [
         ("shop/payments.py", 33, "raiser"), ("shop/payments.py", 45, "raiser"),
         ("shop/payments.py", 73, "raiser"),
     ]  # fmt: skip
+    assert all(b.shown_start < b.focus_start for b in raised.callers)  # the `if` above
     assert raised.sentences[0].startswith("`PaymentError` is raised by `PaymentGateway.")
+    assert "(shop/payments.py:33)" in raised.sentences[0]  # the sentence cites the lines
     assert not facts.raisers(chunk("Order"), [], question_terms("", lambda t: 0, 1)).callers
     answer = answerer.ask("What is UnknownRegionError?")
     assert answer.lead.startswith("`UnknownRegionError` (shop/tax.py:18")

@@ -17,7 +17,7 @@ from ..question.terms import Terms, stems
 from ..retrieve.expand import GraphStore
 from ..retrieve.types import Hit
 from ..types import Chunk
-from .blocks import AnswerBlock, LineSource, chunk_lines, secondary_path
+from .blocks import AnswerBlock, LineSource, block_of, chunk_lines, secondary_path
 from .citations import Block, cite
 
 #: Callers or tests named in a sentence.
@@ -100,14 +100,22 @@ class GraphFacts:
         edges = self.store.edges_to(subject.id, "calls")
         rank = {i: n for n, i in enumerate(self._fitting({e.src for e in edges}, hits, terms))}
         ends = sorted(((e.src, e.line) for e in edges), key=lambda end: (rank[end[0]], end[1]))
-        sites = self._sites(ends, "raiser", out)
-        out.callers = sorted(
-            (b for b in sites if not is_test_path(b.path)), key=lambda b: secondary_path(b.path)
+        lines = self._sites(ends, "raiser", out)  # the raise lines, for the sentence
+        sites = sorted(
+            (b for b in lines if not is_test_path(b.path)), key=lambda b: secondary_path(b.path)
         )
-        if out.callers:
-            n = len(out.callers)
+        if sites:
+            n = len(sites)
             more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
-            out.sentences.append(f"`{subject.qualname}` is raised by {_named(out.callers)}{more}.")
+            out.sentences.append(f"`{subject.qualname}` is raised by {_named(sites)}{more}.")
+        # shown with the block holding each raise (the `except` or `if` above it)
+        found = self.store.get_chunks([i for i, _ in ends])
+        shown: dict[str, AnswerBlock] = {}
+        for chunk_id, line in ends:
+            c = found.get(chunk_id)
+            if c is not None and chunk_id not in shown and not is_test_path(c.path):
+                shown[chunk_id] = block_of(c, line or c.start_line, "raiser", self.source)
+        out.callers = sorted(shown.values(), key=lambda b: secondary_path(b.path))
         return out
 
     def _exception(self, subject: Chunk) -> bool:
