@@ -98,22 +98,29 @@ class GraphFacts:
         if subject.kind != "class" or not self._exception(subject):
             return out
         edges = self.store.edges_to(subject.id, "calls")
-        rank = {i: n for n, i in enumerate(self._fitting({e.src for e in edges}, hits, terms))}
-        ends = sorted(((e.src, e.line) for e in edges), key=lambda end: (rank[end[0]], end[1]))
-        lines = self._sites(ends, "raiser", out)  # the raise lines, for the sentence
+        # the code that raises it, read once (tests raise it too: not where it happens)
+        found = {
+            i: c for i, c in self.store.get_chunks(list({e.src for e in edges})).items()
+            if not is_test_path(c.path)
+        }  # fmt: skip
+        rank = {i: n for n, i in enumerate(self._fitting(set(found), hits, terms, found))}
+        ends = sorted(
+            ((e.src, e.line) for e in edges if e.src in found),
+            key=lambda end: (rank[end[0]], end[1]),
+        )
+        # the raise lines, for the sentence
         sites = sorted(
-            (b for b in lines if not is_test_path(b.path)), key=lambda b: secondary_path(b.path)
+            self._sites(ends, "raiser", out, found), key=lambda b: secondary_path(b.path)
         )
         if sites:
             n = len(sites)
             more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
             out.sentences.append(f"`{subject.qualname}` is raised by {_named(sites)}{more}.")
         # shown with the block holding each raise (the `except` or `if` above it)
-        found = self.store.get_chunks([i for i, _ in ends])
         shown: dict[str, AnswerBlock] = {}
         for chunk_id, line in ends:
-            c = found.get(chunk_id)
-            if c is not None and chunk_id not in shown and not is_test_path(c.path):
+            c = found[chunk_id]
+            if chunk_id not in shown:
                 shown[chunk_id] = block_of(c, line or c.start_line, "raiser", self.source)
         out.callers = sorted(shown.values(), key=lambda b: secondary_path(b.path))
         return out
@@ -155,11 +162,19 @@ class GraphFacts:
             out.sentences.append(f"`{subject.qualname}` calls {named}.")
         return out
 
-    def _fitting(self, ids: set[str], hits: Sequence[Hit], terms: Terms) -> list[str]:
+    def _fitting(
+        self,
+        ids: set[str],
+        hits: Sequence[Hit],
+        terms: Terms,
+        found: dict[str, Chunk] | None = None,
+    ) -> list[str]:
         """``ids`` (chunks), those among ``hits`` first in their rank, then by the share
-        of the question's terms their name and code hold, then by id."""
+        of the question's terms their name and code hold, then by id. ``found``: those
+        chunks, when the caller has read them."""
         rank = {h.chunk.id: n for n, h in enumerate(hits)}
-        found = self.store.get_chunks([i for i in ids if i not in rank])
+        if found is None:
+            found = self.store.get_chunks([i for i in ids if i not in rank])
 
         def held(chunk_id: str) -> float:
             chunk = found.get(chunk_id)
@@ -167,9 +182,17 @@ class GraphFacts:
 
         return sorted(ids, key=lambda i: (rank.get(i, len(rank)), -held(i), i))
 
-    def _sites(self, ends: list[tuple[str, int]], role: str, out: Facts) -> list[AnswerBlock]:
-        """A block per graph neighbour: its call-site line when known, else its head."""
-        found = self.store.get_chunks([i for i, _ in ends])
+    def _sites(
+        self,
+        ends: list[tuple[str, int]],
+        role: str,
+        out: Facts,
+        found: dict[str, Chunk] | None = None,
+    ) -> list[AnswerBlock]:
+        """A block per graph neighbour: its call-site line when known, else its head.
+        ``found``: the neighbours' chunks, when the caller has read them."""
+        if found is None:
+            found = self.store.get_chunks([i for i, _ in ends])
         blocks: list[AnswerBlock] = []
         seen: set[str] = set()
         for chunk_id, line in ends:

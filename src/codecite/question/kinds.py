@@ -24,6 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+#: An effect ("what breaks", "the impact of"): it asks for impact only where the question
+#: changes or supposes something (_CHANGES); "why does X impact memory" and "the line
+#: break index" ask how X works.
+_EFFECT = re.compile(
+    r"\b(breaks?|(be|is|are|gets?) broken|impact\w*|affect\w*|consequences?|ripple)\b", re.I
+)
 #: (kind, intent, rule): the first that matches names what the question asks.
 _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("tests", "tests", re.compile(
@@ -34,12 +40,7 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"callers?|called (by|from)|used by(?! default)|usages|usage of|"
         r"depends? on (it|this|that|them|these|those)|(what|which|who)\b.{0,40}\bdepends? on|"
         r"dependents)\b", re.I)),
-    # an effect ("what breaks", "the impact of") asks for impact only where the question
-    # changes or supposes something (_CHANGES): "why does X impact memory" and "the line
-    # break index" ask how X works
-    ("impact", "impact", re.compile(
-        r"\b(breaks?|(be|is|are|gets?) broken|impact\w*|affect\w*|consequences?|ripple)\b",
-        re.I)),
+    ("impact", "impact", _EFFECT),
     ("who", "locate", re.compile(
         r"\b(who (can|may|is allowed|has access|gets|is trusted|are trusted)|whose|"
         r"which (users?|roles?|people)|permissions?|allowed to|authori[sz]\w*|access control|"
@@ -67,7 +68,6 @@ _CHANGES = re.compile(
     r"alter(s|ed|ing)?|swap(s|ped|ping)?)\b",
     re.I,
 )
-_EFFECT_RULE = 2
 _POLAR = re.compile(
     r"^\s*(does|do|did|is|are|was|were|can|could|will|would|should|has|have|may|must)\b", re.I
 )
@@ -100,9 +100,9 @@ def classify(text: str, reported: bool = False, long: bool = False) -> Kind:
     asked = " ".join(_ASKED_SENTENCE.findall(text)) or text
     if reported or (not long and _QUOTED_ERROR.search(text) and not _RULES[0][2].search(asked)):
         return Kind("error", "locate", False)
-    for at, (name, intent, rule) in enumerate(_RULES):
+    for name, intent, rule in _RULES:
         found = rule.search(text)
-        if found and (at != _EFFECT_RULE or _CHANGES.search(text)):
+        if found and (rule is not _EFFECT or _CHANGES.search(text)):
             if long:
                 return Kind("error" if name in ("tests", "impact") else name, "locate", False)
             return Kind(name, intent, polar and name not in ("how", "where"), found.group(0))
