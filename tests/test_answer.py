@@ -126,6 +126,9 @@ def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answ
     assert "See also: `UnknownRegionError` is raised by `get_rate_for_region` (shop/tax.py:26)" in (
         answer.answer
     )
+    # the same sentence as data, for the terminal, the page and --json
+    assert answer.notes[0].startswith("`UnknownRegionError` is raised by `get_rate_for_region`")
+    assert answer.to_json()["notes"] == answer.notes
     assert all(c.verified for c in answer.citations)
 
 

@@ -269,3 +269,37 @@ def test_ask_bad_llm_choices_are_user_errors(small_repo: Path) -> None:
     )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "extractive" in proc.stderr  # the message says what to do instead
+
+
+def test_ask_prints_the_further_places_after_the_blocks(tmp_path: Path) -> None:
+    """The sentences after an extractive answer's blocks (here: the other places that
+    raise the exception that leads, each cited) are printed, as --json gives them."""
+    repo = make_git_repo(
+        tmp_path / "quota",
+        {
+            "store/errors.py": (
+                "class QuotaExceeded(Exception):\n"
+                '    """Raised when an upload would take an account over its storage quota."""\n'
+            ),
+            "store/upload.py": (
+                "from store.errors import QuotaExceeded\n\n\n"
+                "def save_upload(account, blob):\n"
+                "    if account.used + len(blob) > account.quota:\n"
+                "        raise QuotaExceeded(account.name)\n"
+                "    account.used += len(blob)\n\n\n"
+                "def copy_upload(account, source):\n"
+                "    if account.used + source.size > account.quota:\n"
+                "        raise QuotaExceeded(account.name)\n"
+                "    account.used += source.size\n"
+            ),
+        },
+    )
+    assert run("index", str(repo), "--wait").returncode == 0
+    question = "What is QuotaExceeded?"
+    data = json.loads(run("ask", question, str(repo), "--llm", "extractive", "--json").stdout)
+    assert data["lead"].startswith("`QuotaExceeded` (store/errors.py:1")
+    assert data["notes"] and "is raised by" in data["notes"][0]
+    human = run("ask", question, str(repo), "--llm", "extractive")
+    assert human.returncode == 0, human.stderr
+    (line,) = [ln for ln in human.stdout.splitlines() if ln.startswith("See also:")]
+    assert "QuotaExceeded is raised by" in line and "(store/upload.py:" in line

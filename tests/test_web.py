@@ -598,6 +598,14 @@ def test_local_mode_without_tokens_needs_no_sign_in(server: Server) -> None:
         assert "From the code itself (quoted lines, no AI model)" in answer.text
         assert 'class=\\"evidence\\"' in answer.text  # the page's HTML, inside the JSON
         assert 'class=\\"confidence ' in answer.text
+        # the sentences after the blocks (further places, each cited) are on the page
+        raised = http.post(
+            "/web/ask",
+            json={"question": "What is UnknownRegionError?", "repos": ["shop"]},
+            headers={"Accept": "text/event-stream", "X-CSRF-Token": _csrf(page.text)},
+        )
+        assert 'class=\\"answer-body see-also\\"' in raised.text
+        assert "is raised by <code>get_rate_for_region</code>" in raised.text
         forged = http.post("/web/ask", json={"question": QUESTION}, headers={"X-CSRF-Token": "x"})
         assert forged.status_code == 403
 

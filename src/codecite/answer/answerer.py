@@ -82,6 +82,9 @@ class Answer:
     #: data (what the web page draws as SVG); None otherwise.
     picture: str = ""
     neighbourhood: Neighbourhood | None = None
+    #: Extractive: sentences after the blocks naming further places to read, each cited
+    #: (the other sites that raise an exception, what the lead calls, more callers).
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """``ask --json`` (DESIGN.md section 8), plus the answer's shape, lead, blocks,
@@ -91,6 +94,7 @@ class Answer:
             "answer": self.answer,
             "lead": self.lead,
             "blocks": [b.to_json() for b in self.blocks],
+            "notes": list(self.notes),
             "citations": [c.to_json() for c in self.citations],
             "sources": [h.to_json() for h in self.sources],
             "insufficient": self.insufficient,
@@ -238,6 +242,7 @@ class Answerer:
             extract = composed.extract
             answer.answer, answer.lead, answer.blocks = extract.text, extract.lead, extract.blocks
             answer.picture, answer.neighbourhood = extract.picture, extract.neighbourhood
+            answer.notes = extract.notes
             self._check(answer, [*_blocks(hits), *extract.context])
         else:  # the model sees the ordered hits, packed to the answer's budget
             answer.sources = pack(

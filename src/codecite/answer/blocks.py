@@ -248,6 +248,9 @@ class Extract:
     #: Mermaid diagram ("" for other questions), and as data (None for others).
     picture: str = ""
     neighbourhood: Neighbourhood | None = None
+    #: Sentences after the blocks naming further places to read, each cited (the other
+    #: sites that raise an exception, what a function calls, further callers).
+    notes: list[str] = field(default_factory=list)
 
 
 #: What a block's role says of it, where that helps the reader.

@@ -258,7 +258,7 @@ def compose(
         out.extract.context += found.context
         facts = found.sentences
     rest = [f for f in facts if f != lead]  # after the blocks: the blocks come first
-    out.extract.lead, out.extract.blocks = lead, blocks
+    out.extract.lead, out.extract.blocks, out.extract.notes = lead, blocks, rest
     out.extract.text = render_text(lead, (), blocks, rest)
     return out
 

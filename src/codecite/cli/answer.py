@@ -165,6 +165,9 @@ def _print_extractive(answer: Answer) -> None:
                 soft_wrap=True,
                 highlight=False,
             )
+    if answer.notes:
+        out.print("\n[bold]See also:[/bold] " + " ".join(_inline(n) for n in answer.notes),
+                  soft_wrap=True, highlight=False)  # fmt: skip
 
 
 def _print_citations(answer: Answer) -> None:

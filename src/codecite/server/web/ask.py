@@ -76,6 +76,9 @@ def result_html(request: Request, answer: dict[str, Any], back: str) -> str:
     return TEMPLATES.get_template("_answer.html").render(
         body=answer_html(answer, back, lead if blocks else None),
         blocks=blocks,
+        notes=answer_html(answer, back, "See also: " + " ".join(notes))
+        if blocks and (notes := [str(n) for n in answer.get("notes") or []])
+        else "",
         confidence=str(answer.get("confidence", "")),
         confidence_meaning=CONFIDENCE.get(str(answer.get("confidence", "")), ""),
         cited=[s for s in sources if s.status != "uncited"],
