@@ -386,6 +386,37 @@ def test_ask_reads_the_code_that_writes_a_pasted_logs_message(tmp_path: Path) ->
     assert "Value must be positive" in answer.answer.split("\n")[0]
 
 
+def test_a_quoted_phrase_is_text_the_code_may_have_written(tmp_path: Path) -> None:
+    """A phrase the question quotes (three words or more) is looked up as a message; a
+    quoted term, an apostrophe, a quote of two words are words of the question."""
+    assert read_parts("Users report 'Exception in ASGI application' in logs. Where?").messages == [
+        "Exception in ASGI application"
+    ]
+    curly = read_parts("Where does \u201cInvalid HTTP request received.\u201d come from?")
+    assert curly.quoted == ("Invalid HTTP request received.",)
+    assert not read_parts("Let's see: don't the 'trusted hosts' and \"auto\" apply?").quoted
+    server = (
+        "def run_asgi(app, scope, logger):\n"
+        "    try:\n"
+        "        app(scope)\n"
+        "    except Exception as exc:\n"
+        '        logger.error("Exception in ASGI application", exc_info=exc)\n'
+        "        return 500\n"
+    )
+    others = {
+        f"srv/app_{n}.py": f'def handle_{n}(scope):\n    """Handle an application scope."""\n'
+        f"    return scope.get('app', {n})\n"
+        for n in range(4)
+    }
+    root = _indexed(tmp_path / "srv", {"srv/server.py": server, **others})
+    question = "Users report 'Exception in ASGI application' in the logs. What does the client get?"
+    with codecite.open_index(root, create=False) as idx:
+        answer = idx.ask(question, "extractive")
+    assert answer.lead.startswith("`run_asgi` (srv/server.py:")
+    assert 'writes it: `logger.error("Exception in ASGI application"' in answer.lead
+    assert answer.confidence == "high" and not answer.insufficient
+
+
 def test_a_reports_static_search_embeds_its_title(shop: Path) -> None:
     with codecite.open_index(shop, create=False) as idx:
         searcher = idx.answerer.searcher

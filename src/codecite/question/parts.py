@@ -85,6 +85,9 @@ class Parts:
     #: Messages of pasted log or console output (the text after ``Error:``,
     #: ``[ERROR]``, ``panic:``): lines the code wrote, looked up like error messages.
     logged: tuple[str, ...] = ()
+    #: Phrases the question quotes (``'Exception in ASGI application'``): text the user
+    #: saw, which the code may have written literally.
+    quoted: tuple[str, ...] = ()
     long: bool = False
     #: Word counts of the prose and the code, for weighting.
     sizes: dict[str, int] = field(default_factory=dict)
@@ -96,9 +99,9 @@ class Parts:
 
     @property
     def messages(self) -> list[str]:
-        """What the code may have written literally: the errors' texts, then the
-        logged messages."""
-        return list(dict.fromkeys([*self.error_texts, *self.logged]))
+        """What the code may have written literally: the errors' texts, the logged
+        messages, then the quoted phrases."""
+        return list(dict.fromkeys([*self.error_texts, *self.logged, *self.quoted]))
 
     @property
     def error_types(self) -> list[str]:
@@ -120,7 +123,9 @@ def read_parts(text: str) -> Parts:
         and not _FENCE.search(text)
         and not _pasted_output(text)
     ):
-        return Parts(text, text, errors=errors, paths=tuple(_paths(text, frames)))
+        return Parts(
+            text, text, errors=errors, paths=tuple(_paths(text, frames)), quoted=_quoted(text)
+        )
     code_parts: list[str] = []
     rest = _FENCE.sub(lambda m: _keep(code_parts, m.group(2)), text)
     rest = _TRACEBACK_HEAD.sub(" ", rest)
@@ -143,6 +148,7 @@ def read_parts(text: str) -> Parts:
         errors=errors,
         paths=tuple(_paths(text, frames)),
         logged=tuple(_logged(text)),
+        quoted=_quoted(rest),
         long=True,
         sizes={"prose": len(prose.split()), "code": len(code.split())},
     )
@@ -176,6 +182,22 @@ def _logged(text: str) -> list[str]:
     out = [m.group("text").strip() for m in _LOGGED.finditer(text)]
     out = [m for m in out if not _TRACEBACK_HEAD.match(m)]  # "...: Traceback (most recent"
     return [m for m in dict.fromkeys(out) if len(m.split()) >= 3][:MAX_LOGGED]
+
+
+#: A phrase in quotes: double or typographic quotes, or single quotes that stand apart
+#: from words (not the apostrophes of "don't" or "Let's").
+_QUOTED = re.compile(
+    r"\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d|\u2018([^\u2019\n]+)\u2019|"
+    r"(?<![\w'])'([^'\n]+)'(?![\w'])"
+)
+#: Words a quoted phrase needs to be looked up as text the code wrote (a quoted name
+#: or term, "auto" or 'trusted hosts', is a word of the question, not a message).
+QUOTED_WORDS = 3
+
+
+def _quoted(text: str) -> tuple[str, ...]:
+    found = (next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(text))
+    return tuple(dict.fromkeys(q for q in found if len(q.split()) >= QUOTED_WORDS))
 
 
 def _keep(parts: list[str], code: str) -> str:
