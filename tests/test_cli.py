@@ -303,3 +303,20 @@ def test_ask_prints_the_further_places_after_the_blocks(tmp_path: Path) -> None:
     assert human.returncode == 0, human.stderr
     (line,) = [ln for ln in human.stdout.splitlines() if ln.startswith("See also:")]
     assert "QuotaExceeded is raised by" in line and "(store/upload.py:" in line
+
+
+def test_the_terminal_shows_code_as_written_and_no_control_character_acts() -> None:
+    """A code line in the terminal: backslashes as the source has them (a regex, a
+    "\\n" in a string), tabs as spaces (Go), while an escape sequence, a bidi override
+    and rich markup written in the repository are shown, never acted on."""
+    from rich.console import Console
+
+    from codecite.cli.answer import _shown
+
+    line = '\tpattern := regexp.MustCompile(`\\d+\\n`) // "\x1b[2J" \u202e [bold]x[/bold]'
+    console = Console(record=True, width=200, color_system=None)
+    console.print(_shown(line), soft_wrap=True, highlight=False)
+    printed = console.export_text().rstrip("\n")
+    assert printed == (
+        '    pattern := regexp.MustCompile(`\\d+\\n`) // "\\x1b[2J" \\u202e [bold]x[/bold]'
+    )

@@ -80,6 +80,14 @@ def escape_text(text: str) -> str:
     return _MARKER.sub(r"\\x3c", out)
 
 
+def escape_controls(text: str) -> str:
+    """``text`` as a reader should see code: control, format and separator characters
+    escaped as :func:`escape_text` does (no terminal escape sequence or bidi override
+    acts), a tab shown as spaces, a backslash as written (``"\\n"`` in a string literal
+    stays two characters)."""
+    return "".join(ch if ch == "\\" else _escape_char(ch) for ch in text.expandtabs(4))
+
+
 def fence_for(code: str) -> str:
     """A backtick fence longer than any run of backticks in ``code``."""
     longest = max((len(m.group(0)) for m in _BACKTICKS.finditer(code)), default=0)

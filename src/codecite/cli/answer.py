@@ -120,10 +120,11 @@ CONFIDENCE = {
 
 
 def _shown(text: str) -> str:
-    """Repository text for the terminal: control characters escaped, no rich markup."""
-    from ..answer.prompt import escape_text
+    """Repository text for the terminal: control characters escaped, no rich markup;
+    backslashes as written and tabs as spaces (Go is indented with tabs)."""
+    from ..answer.prompt import escape_controls
 
-    return escape(escape_text(text))
+    return escape(escape_controls(text))
 
 
 def _inline(markdown: str) -> str:
