@@ -106,3 +106,30 @@ def test_a_window_never_starts_inside_a_string() -> None:
     block, at = _block_at(DOCUMENTED, "m.py", "python", "is guessed from the content")
     assert block.shown_start <= 2 and block.lines[-1] != "", block.lines  # the docstring whole
     assert block.shown_start <= at < block.shown_start + len(block.lines)
+
+
+STARTUP = (
+    "async def startup(self, config):\n"
+    + "".join(f"    step{i} = self.prepare({i})\n" for i in range(20))
+    + "    try:\n"
+    "        server = await loop.create_server(\n"
+    "            create_protocol,\n"
+    "            host=config.host,\n"
+    "            port=config.port,\n"
+    "            ssl=config.ssl,\n"
+    "            backlog=config.backlog,\n"
+    "        )\n"
+    "    except OSError as exc:  # the port is taken\n"
+    "        logger.error(exc)\n"
+    "        await self.lifespan.shutdown()\n"
+    "        sys.exit(1)\n"
+    "\n" + "".join(f"    after{i} = self.finish({i})\n" for i in range(20))
+)
+
+
+def test_a_window_never_ends_on_the_line_opening_a_block() -> None:
+    """What an ``except`` (or ``if ... {``) does is shown with it: a window that would
+    end on the line opening a block shows that block's first statements too."""
+    block, _ = _block_at(STARTUP, "server.py", "python", "port=config.port")
+    assert block.lines[-1].strip() == "sys.exit(1)", block.lines
+    assert any(line.strip().startswith("except OSError") for line in block.lines)

@@ -26,6 +26,9 @@ CITE_WHOLE = 60
 #: A function this short is shown whole; other code with its block around the focus.
 SMALL_CHUNK = 25
 WIDE_LINES = 10
+#: Lines of a block shown past a window that would end on the line opening it.
+OPENED_LINES = 3
+_TRAILING_COMMENT = re.compile(r"\s+(#|//).*$")
 _CLOSE = ")]}"
 _DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo|benchmarks?)/", re.I)
 _PROSE_FILE = re.compile(r"\.(md|rst|txt|adoc)$", re.I)
@@ -115,7 +118,26 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
             first, last = head, max(at, min(last, head + WIDE_LINES - 1))
     while last > first and not lines[last][1].strip():
         last -= 1
+    last = _opened(lines, last)
     return numbers[first], numbers[last], tuple(t for _, t in lines[first : last + 1])
+
+
+def _opened(lines: Sequence[tuple[int, str]], last: int) -> int:
+    """``last``, or, when that line opens a block (``except OSError as exc:``, ``if
+    (err) {``), the last of the block's first :data:`OPENED_LINES` lines: a window never
+    ends where the reader cannot see what the block does."""
+    text = _TRAILING_COMMENT.sub("", lines[last][1]).rstrip()
+    if not text.endswith((":", "{")):
+        return last
+    base, end = _indent(lines[last][1]), last
+    while end + 1 < len(lines) and end - last < OPENED_LINES:
+        following = lines[end + 1][1]
+        if following.strip() and _indent(following) <= base:
+            break
+        end += 1
+    while end > last and not lines[end][1].strip():
+        end -= 1
+    return end
 
 
 def _grow(lines: Sequence[tuple[int, str]], first: int, last: int, base: int) -> tuple[int, int]:
