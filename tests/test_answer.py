@@ -132,6 +132,20 @@ def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answ
     assert all(c.verified for c in answer.citations)
 
 
+def test_a_question_asking_for_tests_is_answered_by_tests_first(answerer: Answerer) -> None:
+    """ "Which tests ...?" leads with tests, whatever name matches the question best (the
+    code under test); any other question shows the code before what tests it."""
+    from codecite.graph.testmap import is_test_path
+
+    tests = answerer.ask("What tests cover the payment gateway?")  # `PaymentGateway`
+    assert tests.shape == "tests" and is_test_path(tests.blocks[0].path), tests.blocks[0]
+    assert tests.blocks[0].path == "tests/test_orders.py"
+    code = answerer.ask("How is an order cancelled?")
+    assert not is_test_path(code.blocks[0].path), code.blocks[0]
+    shown = [is_test_path(b.path) for b in code.blocks]
+    assert shown == sorted(shown)  # code, then tests
+
+
 def test_citation_parsing_and_verification() -> None:
     text = (
         "Discounts live in shop/pricing.py:25-34 and `orders.py:98`; see also "

@@ -288,8 +288,8 @@ class AnswerConfig:
     #: keep their places in search's order), "lead" (its pick first, then search's
     #: order) or "search" (search's). The model's order, held out: the right definition
     #: first +11 points over search on docstring questions, +1 on commit subjects; in the
-    #: first three +6 / +5 ("lead": +3 / +1). Either way code comes before tests unless
-    #: the question asks about tests.
+    #: first three +6 / +5 ("lead": +3 / +1). Either way code comes before tests, and
+    #: tests before code when the question asks which tests check something.
     answer_order: str = "model"
 
 

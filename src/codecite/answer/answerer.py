@@ -175,7 +175,7 @@ class Answerer:
            in search's order, its pick leads: :func:`learnt_order`), where the hits
            carry the search model's cosine it learnt with (an index with no model tier:
            search's order, the floor every answer figure is reported beside); code
-           before tests unless the question asks about tests;
+           before tests, tests first when the question asks which tests check it;
         4. **abstain**: the model's probability that the indexed code answers the
            question at all, and its probability that the first block is right (the
            confidence); a question whose quoted message a cited line writes, or whose
