@@ -395,6 +395,8 @@ def test_a_quoted_phrase_is_text_the_code_may_have_written(tmp_path: Path) -> No
     curly = read_parts("Where does \u201cInvalid HTTP request received.\u201d come from?")
     assert curly.quoted == ("Invalid HTTP request received.",)
     assert not read_parts("Let's see: don't the 'trusted hosts' and \"auto\" apply?").quoted
+    many = " ".join(f"'quoted phrase number {n}'" for n in range(30))
+    assert len(read_parts(many).quoted) == 12  # bounded, as a pasted log's messages are
     server = (
         "def run_asgi(app, scope, logger):\n"
         "    try:\n"

@@ -197,7 +197,8 @@ QUOTED_WORDS = 3
 
 def _quoted(text: str) -> tuple[str, ...]:
     found = (next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(text))
-    return tuple(dict.fromkeys(q for q in found if len(q.split()) >= QUOTED_WORDS))
+    kept = dict.fromkeys(q for q in found if len(q.split()) >= QUOTED_WORDS)
+    return tuple(kept)[:MAX_LOGGED]  # a long report's quotes are bounded like its log
 
 
 def _keep(parts: list[str], code: str) -> str:
