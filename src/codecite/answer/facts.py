@@ -136,7 +136,7 @@ class GraphFacts:
             for c in todo:
                 seen.add(c.id)
                 names.append(c.name)
-                found = _BASES.search(c.content.split("\n", 2)[0] + " " + c.content[:200])
+                found = _BASES.search(c.content[:200])  # the header, its bases
                 if found:
                     names += re.split(r"[\s,]+", found.group(1) or found.group(2) or "")
             if any(_EXCEPTION.search(n.rsplit(".", 1)[-1]) for n in names if n):
