@@ -10,6 +10,7 @@ from codecite.answer.compose import whole_lines
 from codecite.chunking import chunk_file
 from codecite.chunking.grammars import detect_language
 from codecite.config import Config
+from codecite.question.terms import Terms
 
 METHODS = "".join(
     f"    @property\n"
@@ -133,3 +134,39 @@ def test_a_window_never_ends_on_the_line_opening_a_block() -> None:
     block, _ = _block_at(STARTUP, "server.py", "python", "port=config.port")
     assert block.lines[-1].strip() == "sys.exit(1)", block.lines
     assert any(line.strip().startswith("except OSError") for line in block.lines)
+
+
+def test_a_bare_first_line_quotes_the_doc_sentence_that_holds_the_question() -> None:
+    """With no summary and no statement holding the question, the first line quotes a
+    whole sentence of the comments or doc text shown (a wrapped paragraph joined, never
+    one of its lines alone), the one holding most of the question's words."""
+    from codecite.answer.compose import doc_sentence
+    from codecite.question import read
+
+    def terms(question: str) -> Terms:
+        return read(question).terms(lambda _term: 1, 100)
+
+    desc = [
+        "    default = 30",
+        '    desc = """\\',
+        "        Timeout for graceful workers restart.",
+        "",
+        "        After receiving a restart signal, workers have this much time to finish",
+        "        serving requests. Workers still alive after the timeout (starting from",
+        "        the receipt of the restart signal) are force killed.",
+        '        """',
+    ]
+    asked = terms("How long may workers keep serving requests after a restart signal?")
+    assert doc_sentence(desc, asked) == (
+        "After receiving a restart signal, workers have this much time to finish serving requests."
+    )
+    gzip = [
+        "        if len(body) < self.minimum_size and not more_body:",
+        "            # Don't apply GZip to small outgoing responses.",
+        "            await self.send(self.initial_message)",
+    ]
+    small = terms("Does compression apply to small responses too?")
+    assert doc_sentence(gzip, small) == "Don't apply GZip to small outgoing responses."
+    assert doc_sentence(gzip, terms("Which database driver is used?")) == ""
+    code_only = ["    total = price * quantity", "    return total"]
+    assert doc_sentence(code_only, terms("How is the total price computed?")) == ""

@@ -33,6 +33,7 @@ from .blocks import (
     first_sentence,
     line_states,
     render_text,
+    sentence_spans,
 )
 from .citations import Block, cite
 from .facts import GraphFacts
@@ -229,7 +230,7 @@ def compose(
             shown.append(_Shown(block, hit.chunk, focus))
     out.literal = any(s.focus is not None and s.focus.role == "message" for s in shown[:3])
     blocks = [s.block for s in shown]
-    lead = _lead(shown[0]) if shown else ""
+    lead = _lead(shown[0], terms) if shown else ""
     facts: list[str] = []
     subject = _subject(hits, terms) if kind == "impact" else None
     if subject is not None:
@@ -311,9 +312,11 @@ def _subject(hits: Sequence[Hit], terms: Terms) -> Chunk | None:
     return definitions[0] if definitions else None
 
 
-def _lead(first: _Shown) -> str:
+def _lead(first: _Shown, terms: Terms) -> str:
     """The first line: the first block's symbol and what it is or does (the message
-    line it writes; its docstring's summary; its focus statement, whole)."""
+    line it writes; its docstring's summary; its focus statement, whole; else the
+    sentence of a comment or doc text among the lines shown that holds most of the
+    question)."""
     b, focus = first.block, first.focus
     where = cite(b.path, b.start_line, b.end_line)
     name = f"`{b.qualname}`" if b.qualname else f"`{b.path}`"
@@ -330,7 +333,47 @@ def _lead(first: _Shown) -> str:
         return f"{name} ({where}): {first_sentence(statement(quote).lstrip('#>*- '))}"
     if quote:
         return f"{name} ({where}): `{statement(quote).replace('`', chr(39))}`."
-    return f"{name} ({where})."
+    said = doc_sentence(b.lines, terms)
+    return f"{name} ({where}): {said}" if said else f"{name} ({where})."
+
+
+#: A line of a comment: its marker (``#``, ``//``, ``/*``, ``*``, ``*/``), then its text.
+_COMMENT_LINE = re.compile(r"^\s*(?:#+|//+|/\*+|\*/|\*)\s?(.*)$")
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+#: A doc sentence quoted by a first line: at least this many words.
+SENTENCE_WORDS = 4
+
+
+def doc_sentence(lines: Sequence[str], terms: Terms) -> str:
+    """The whole sentence of the comments and doc strings in ``lines`` (a paragraph's
+    lines joined: a wrapped line is no sentence) that holds most of the question's
+    words; '' when none holds any."""
+    paragraphs: list[list[str]] = [[]]
+    inside = ""
+    for line in lines:
+        text, prose = line.strip(), bool(inside)
+        for quote in ('"""', "'''"):
+            if (not inside or inside == quote) and text.count(quote) % 2:
+                inside, prose = ("" if inside else quote), True
+        comment = None if prose else _COMMENT_LINE.match(line)
+        words = text.replace('"""', " ").replace("'''", " ").strip(" \\") if prose else (
+            comment.group(1).strip(" */") if comment else "")  # fmt: skip
+        if (prose or comment) and words:
+            paragraphs[-1].append(words)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    best, share = "", 0.0
+    for paragraph in paragraphs:
+        joined = " ".join(paragraph)
+        for start, end in sentence_spans(joined):
+            sentence = joined[start:end].strip()
+            held = terms.share(stems(sentence))
+            if held > share and len(sentence.split()) >= SENTENCE_WORDS and sentence[-1] in ".!?":
+                best, share = sentence, held
+    best = _RST_LITERAL.sub(r"`\1`", best)  # reStructuredText's ``x`` as Markdown's `x`
+    if len(best) > QUOTE_CHARS:
+        best = best[: QUOTE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return best
 
 
 #: A first line's quote: "`Name` (path:lines): `statement`." (not a message's line,
