@@ -187,6 +187,12 @@ def test_unit_pieces() -> None:
     assert analyse("what are the consequences of removing the lock").intent == "impact"
     assert analyse("why does the cache impact memory use").intent == "explain"
     assert analyse("how is the line break index found").intent == "explain"
+    # a tests question names tests; "cover", "assert" and "spec" alone are ordinary words
+    assert analyse("is there test coverage for refunds").intent == "tests"
+    assert analyse("which specs cover the router").intent == "tests"
+    assert analyse("does the retry policy cover network errors").intent != "tests"
+    assert analyse("where do we assert that the user is logged in").intent != "tests"
+    assert analyse("where is the spec of the config file format").intent != "tests"
     info = analyse("calculatePriceWithTax in `web/src/cart.ts`")
     assert "calculatePriceWithTax" in info.identifiers and info.identifier_share >= 0.5
     assert rrf({"a": ["x", "y"], "b": ["y"]}, {"a": 1.0, "b": 2.0}, k=60)["y"] == pytest.approx(

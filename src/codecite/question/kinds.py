@@ -32,9 +32,12 @@ _EFFECT = re.compile(
 )
 #: (kind, intent, rule): the first that matches names what the question asks.
 _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    # a question about tests names them ("which tests cover it"): "does the retry cover
+    # network errors?", "where do we assert the user is logged in?", "the spec of the
+    # format" ask about the code
     ("tests", "tests", re.compile(
-        r"\b(tests?|tested|testing|test cases?|unit tests?|coverage|covers?|covered|spec|specs|"
-        r"qa|assert\w*|what should (i|we) (test|check|verify))\b", re.I)),
+        r"\b(tests?|tested|testing|test cases?|unit tests?|coverage|specs|spec files?|"
+        r"what should (i|we) (test|check|verify))\b", re.I)),
     ("impact", "impact", re.compile(
         r"\b(if (i|we) (change|modify|remove|rename|delete|refactor)|who (uses|calls)|"
         r"callers?|called (by|from)|used by(?! default)|usages|usage of|"
