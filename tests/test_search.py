@@ -193,6 +193,13 @@ def test_unit_pieces() -> None:
     assert analyse("does the retry policy cover network errors").intent != "tests"
     assert analyse("where do we assert that the user is logged in").intent != "tests"
     assert analyse("where is the spec of the config file format").intent != "tests"
+    # asking for tests (they lead the answer) or about a thing named test (the code does)
+    from codecite.question import read
+
+    assert read("Which tests check CORS preflight requests?").kind.wants_tests
+    assert read("Is there a test for a 400 on a bad percent-encoding?").kind.wants_tests
+    client = read("How does the test client send cookies?").kind
+    assert client.name == "tests" and not client.wants_tests
     info = analyse("calculatePriceWithTax in `web/src/cart.ts`")
     assert "calculatePriceWithTax" in info.identifiers and info.identifier_share >= 0.5
     assert rrf({"a": ["x", "y"], "b": ["y"]}, {"a": 1.0, "b": 2.0}, k=60)["y"] == pytest.approx(

@@ -208,11 +208,13 @@ def compose(
     source: LineSource | None,
     max_blocks: int = MAX_BLOCKS,
     score: LineScore | None = None,
+    tests_first: bool = False,
 ) -> Composed:
     """The extractive answer over ``hits`` in their (already chosen) order; ``score``:
-    the learnt focus line's (None: the line holding most of the question's words)."""
+    the learnt focus line's (None: the line holding most of the question's words);
+    ``tests_first``: the question asks for tests (:attr:`Kind.wants_tests`)."""
     out = Composed(Extract(""))
-    hits = _message_first(code_first(hits, kind), source, terms, messages)
+    hits = _message_first(code_first(hits, kind, tests_first), source, terms, messages)
     shown: list[_Shown] = []
     for hit in hits:
         if len(shown) >= max_blocks:
@@ -264,13 +266,18 @@ def compose(
     return out
 
 
-def code_first(hits: Sequence[Hit], kind: str) -> list[Hit]:
+def code_first(hits: Sequence[Hit], kind: str, tests_first: bool = False) -> list[Hit]:
     """The hits with the code before tests (in their order otherwise): an answer shows
     what the code does before what checks it (on SWE-QA's projects, which this was not
-    written from: lead +1.7 to +3.3 points); a question that asks which tests check
-    something is answered by the tests, so they come first."""
+    written from: lead +1.7 to +3.3 points); a question that asks for tests ("which
+    tests check ...", ``tests_first``) is answered by the tests, so they come first; one
+    about tests otherwise ("how does the test client send cookies") keeps its order."""
     if kind == "tests":
-        return sorted(hits, key=lambda h: not is_test_path(h.chunk.path))
+        return (
+            sorted(hits, key=lambda h: not is_test_path(h.chunk.path))
+            if tests_first
+            else list(hits)
+        )
     return sorted(hits, key=lambda h: is_test_path(h.chunk.path))
 
 

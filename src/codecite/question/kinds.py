@@ -63,6 +63,14 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"describe|steps?|flow|logic|works?)\b", re.I)),
 )  # fmt: skip
 KINDS = ("error", *dict.fromkeys(kind for kind, _, _ in _RULES), "yesno")
+#: A question asking for tests: tests named in the plural, their coverage, "is there a
+#: test", "a test for/that ..." ("the test client", "a test helper" name a thing).
+_WANTS_TESTS = re.compile(
+    r"\b(tests|specs|test cases|coverage|tested|(is|are) there (a |any )?tests?|"
+    r"(a|any|one) test (for|that|which|of|covering|to|checking)|what should (i|we) "
+    r"(test|check|verify))\b",
+    re.I,
+)
 #: A change, or a supposition of one: an effect word ("breaks", "affects") asks for
 #: impact only beside one.
 _CHANGES = re.compile(
@@ -91,6 +99,9 @@ class Kind:
     #: The words that made the kind ("what breaks if I change", "which tests"): not
     #: what the question is about.
     phrase: str = ""
+    #: A tests question that asks for tests ("which tests", "is there a test for"), not
+    #: about a thing named test ("the test client").
+    wants_tests: bool = False
 
 
 def classify(text: str, reported: bool = False, long: bool = False) -> Kind:
@@ -108,7 +119,8 @@ def classify(text: str, reported: bool = False, long: bool = False) -> Kind:
         if found and (rule is not _EFFECT or _CHANGES.search(text)):
             if long:
                 return Kind("error" if name in ("tests", "impact") else name, "locate", False)
-            return Kind(name, intent, polar and name not in ("how", "where"), found.group(0))
+            wants = name == "tests" and bool(_WANTS_TESTS.search(text))
+            return Kind(name, intent, polar and name not in ("how", "where"), found.group(0), wants)
     if long:
         return Kind("error", "locate", False)
     return Kind("yesno", "locate", True) if polar else Kind("how", "locate", False)
