@@ -267,6 +267,62 @@ def test_javascript_exports_and_function_values() -> None:
     assert one(tsx, "InvoiceTable").content.startswith("export const InvoiceTable: React.FC<Props>")
 
 
+def test_commonjs_exports_of_a_class_and_of_an_object_of_functions() -> None:
+    """``module.exports = class X {...}`` is class X with its methods; an object of
+    functions given to ``module.exports`` is named by its module (koa's
+    ``lib/response.js``: ``response.body``), or by the variable that also holds it."""
+    app = src("""
+        const Emitter = require('events')
+
+        module.exports = class Application extends Emitter {
+          constructor (options) {
+            super()
+            this.middleware = []
+          }
+
+          use (fn) {
+            this.middleware.push(fn)
+            return this
+          }
+        }
+        """)
+    chunks = chunks_of("lib/application.js", app)
+    assert one(chunks, "Application").kind == "class"
+    use = one(chunks, "Application.use")
+    assert use.kind == "method" and use.signature == "use (fn)"
+    response = src("""
+        module.exports = {
+          get body () {
+            return this._body
+          },
+
+          set body (val) {
+            this._body = val
+          },
+
+          redirect (url) {
+            this.set('Location', url)
+          }
+        }
+        """)
+    chunks = chunks_of("lib/response.js", response)
+    assert one(chunks, "response.redirect").start_line == 10
+    assert [c.start_line for c in chunks if c.qualname == "response.body"] == [2, 6]
+    context = src("""
+        const proto = module.exports = {
+          inspect () {
+            return this.toJSON()
+          }
+        }
+        """)
+    assert one(chunks_of("lib/context.js", context), "proto.inspect").kind == "function"
+    # an empty object, or a function given to module.exports, is no namespace
+    empty = (
+        "var app = exports = module.exports = {};\napp.init = function init() {\n  return 1\n}\n"
+    )
+    assert one(chunks_of("lib/app.js", empty), "app.init")
+
+
 def test_typescript_overloads_stay_with_the_implementation() -> None:
     ts = chunks_of("typescript.ts")
     fmt = one(ts, "format")

@@ -118,7 +118,9 @@ PYTHON = LanguageSpec(
 JAVASCRIPT = LanguageSpec(
     name="javascript",
     functions=_JS_FUNCTIONS,
-    classes=_fs("class_declaration"),
+    # "class": a class expression, a definition where a module exports it by name
+    # (``module.exports = class Application extends Emitter {...}``)
+    classes=_fs("class_declaration", "class"),
     wrappers=_fs("export_statement"),
     attributes=_fs("decorator"),
     inner_attributes=_fs("decorator"),

@@ -87,9 +87,12 @@ class FileSyntax:
 class Walker:
     """Walks one tree with one language spec."""
 
-    def __init__(self, spec: LanguageSpec, source: bytes) -> None:
+    def __init__(self, spec: LanguageSpec, source: bytes, module: str = "") -> None:
         self.spec = spec
         self.source = source
+        #: The file's name without its extension: a CommonJS module's object of
+        #: functions (``module.exports = {...}``) is named by it.
+        self.module = module
         self.found = FileSyntax()
         self._import_re = re.compile(spec.import_pattern) if spec.import_pattern else None
 
@@ -191,6 +194,9 @@ class Walker:
             node = inner
         if node.type in spec.groups and self._single_spec_group(node):
             node = next(c for c in node.named_children if self._is_class(c))
+        exported = self._exported(node)  # module.exports = class Application {...}
+        if exported is not None and exported.type in spec.classes:
+            return exported
         if node.type in spec.type_wrappers:
             inner_type = node.child_by_field_name("type")
             if inner_type is not None and self._is_class(inner_type):
@@ -288,24 +294,46 @@ class Walker:
         return value
 
     def _object_namespace(self, node: Node, scope: Scope) -> tuple[str, str, Node] | None:
-        """JavaScript ``const api = { f() {...}, g: () => ... }`` at module level:
-        (name, header, object node) when the object holds functions."""
+        """JavaScript ``const api = { f() {...}, g: () => ... }`` at module level, also
+        ``const proto = module.exports = {...}``, and ``module.exports = {...}`` (named
+        by the module): (name, header, object node) when the object holds functions."""
         if scope.in_class or scope.in_object or not self.spec.variable_declarations:
             return None
         inner = self.unwrap(node)
-        if inner.type not in self.spec.variable_declarations:
+        exported = self._exported(inner)
+        value: Node | None
+        if exported is not None:
+            name_text, value = self.module or "exports", exported
+        elif inner.type in self.spec.variable_declarations:
+            declarators = [c for c in inner.named_children if c.type == "variable_declarator"]
+            if len(declarators) != 1:
+                return None
+            name = declarators[0].child_by_field_name("name")
+            value = _assigned(declarators[0].child_by_field_name("value"))
+            if name is None or name.type != "identifier":
+                return None
+            name_text = self.text(name)
+        else:
             return None
-        declarators = [c for c in inner.named_children if c.type == "variable_declarator"]
-        if len(declarators) != 1:
-            return None
-        name = declarators[0].child_by_field_name("name")
-        value = declarators[0].child_by_field_name("value")
-        if name is None or name.type != "identifier" or value is None or value.type != "object":
+        if value is None or value.type != "object":
             return None
         if not any(self._is_function(c) for c in value.named_children):
             return None
         header = self.text(inner).split("{", 1)[0] + "{"
-        return self.text(name), " ".join(header.split()), value
+        return name_text, " ".join(header.split()), value
+
+    def _exported(self, node: Node) -> Node | None:
+        """JavaScript: the value a statement ``module.exports = ...`` (or ``exports =``,
+        ``exports = module.exports = ...``) gives the module; None for other nodes."""
+        if not self.spec.function_values or node.type != "expression_statement":
+            return None
+        if node.named_child_count != 1 or node.named_children[0].type != "assignment_expression":
+            return None
+        assign = node.named_children[0]
+        left = assign.child_by_field_name("left")
+        if left is None or self.text(left) not in ("module.exports", "exports"):
+            return None
+        return _assigned(assign.child_by_field_name("right"))
 
     def _is_function(self, node: Node) -> bool:
         if node.type in self.spec.functions:
@@ -467,6 +495,13 @@ def _is_trailing(comment: Node) -> bool:
 
 #: Calls that define a property by a function (a getter).
 _DEFINES = re.compile(r"(^|\.)(define\w*(Getter|Property)|__defineGetter__)$")
+
+
+def _assigned(value: Node | None) -> Node | None:
+    """The value at the end of a chain of assignments (``a = b = {...}``: the object)."""
+    while value is not None and value.type == "assignment_expression":
+        value = value.child_by_field_name("right")
+    return value
 
 
 def _js_name(text: str) -> list[str]:

@@ -100,7 +100,8 @@ def chunk_code(
     if spec is None:
         raise ValueError(f"no tree-sitter spec for language {language!r}")
     source = text.encode("utf-8", "surrogatepass")
-    found = Walker(spec, source).walk(tree.root_node)
+    module = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    found = Walker(spec, source, module).walk(tree.root_node)
     lines = split_lines(text)
     file = _File(
         text=text,
