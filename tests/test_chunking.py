@@ -316,6 +316,11 @@ def test_commonjs_exports_of_a_class_and_of_an_object_of_functions() -> None:
         }
         """)
     assert one(chunks_of("lib/context.js", context), "proto.inspect").kind == "function"
+    # an exported class with no name is named as an exported function is, or by its module
+    anonymous = "export default class extends Base {\n  render () {\n    return 1\n  }\n}\n"
+    assert one(chunks_of("view.js", anonymous), "default.render").kind == "method"
+    plain = "module.exports = class {\n  close () {\n    return 1\n  }\n}\n"
+    assert one(chunks_of("lib/pool.js", plain), "pool.close").kind == "method"
     # an empty object, or a function given to module.exports, is no namespace
     empty = (
         "var app = exports = module.exports = {};\napp.init = function init() {\n  return 1\n}\n"

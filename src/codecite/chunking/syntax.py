@@ -396,6 +396,11 @@ class Walker:
             parts = name_parts(outer, self.spec, self.text)
         if self.spec.name_fields.get(node.type):
             parts = parts[-1:]
+        if not parts and outer is not node and node.type == "class":
+            # export default class extends Base {...}: "default", as a function;
+            # module.exports = class {...}: the module's name
+            exported = outer.type == "expression_statement"
+            parts = [(self.module if exported else "") or "default"]
         body = node.child_by_field_name(self.spec.body_field)
         definition = self._make("class", named, index, node, body, scope, parts or ["<anonymous>"])
         if scope.group_keyword and outer is node:
