@@ -693,6 +693,33 @@ def test_answer_markdown_is_escaped_and_citations_are_linked() -> None:
     ]
 
 
+def test_a_cited_path_with_underscores_is_written_as_it_is_and_linked() -> None:
+    """Markdown reads ``__tests__`` and ``__init__`` as bold: a citation's path is kept
+    literal and linked whole (code spans and fenced blocks untouched)."""
+    from codecite.server.web.render import answer_html
+
+    text = (
+        "`app.respond > when HEAD is used` (__tests__/application/respond.test.js:96-110); "
+        "see pkg/__init__.py:1-3 and **this**.\n\n```\n__x__/a.py:3\n```\n"
+    )
+    answer = {
+        "repo": "koa",
+        "answer": text,
+        "citations": [
+            {"path": "__tests__/application/respond.test.js", "start_line": 96,
+             "end_line": 110, "verified": True},
+            {"path": "pkg/__init__.py", "start_line": 1, "end_line": 3, "verified": True},
+        ],
+        "sources": [],
+    }  # fmt: skip
+    html = answer_html(answer)
+    assert "<strong>tests</strong>" not in html and "<strong>init</strong>" not in html
+    assert ">__tests__/application/respond.test.js:96-110</a>" in html
+    assert ">pkg/__init__.py:1-3</a>" in html
+    assert "<strong>this</strong>" in html and "__x__/a.py:3" in html  # the rest is Markdown
+    assert "\\_" not in html  # no escape shown
+
+
 def test_highlighted_code_keeps_one_line_per_source_line() -> None:
     from codecite.server.web.render import highlight_lines
 

@@ -5,6 +5,7 @@ one highlighted line per source line) and the marks of an answer's sources."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -21,6 +22,7 @@ from pygments.lexers.special import TextLexer
 from pygments.util import ClassNotFound
 
 from ... import parse_citations
+from ...answer.citations import CITATION
 
 #: Pygments style of the code view: its colours keep a WCAG AA contrast (4.5:1) on
 #: white and on the highlighted lines' background (checked in tests/test_web.py).
@@ -202,12 +204,32 @@ def _markdown() -> MarkdownIt:
     return md
 
 
+#: What Markdown reads as code: a fenced block, an inline span.
+_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1[`~]*[ \t]*$|(`+)[^`]*?\2", re.M | re.S)
+
+
+def _literal_citations(markdown: str) -> str:
+    """``markdown`` with the emphasis marks of its citations outside code escaped: a path
+    is written as it is (``pkg/__init__.py:1-3``, ``__tests__/app.test.js:9``), not
+    read as bold, and stays one citation to link."""
+
+    def escape(text: str) -> str:
+        return CITATION.sub(lambda m: re.sub(r"([_*])", r"\\\1", m.group(0)), text)
+
+    out, at = [], 0
+    for m in _CODE.finditer(markdown):
+        out += [escape(markdown[at : m.start()]), m.group(0)]
+        at = m.end()
+    return "".join([*out, escape(markdown[at:])])
+
+
 def answer_html(answer: dict[str, Any], back: str = "", text: str | None = None) -> str:
     """The answer's Markdown (or ``text``, a part of it: its lead) as HTML, its
     citations linked to the code view."""
     md = _markdown()
     links = citation_links(answer, back)
-    tokens = md.parse(str(answer.get("answer", "")) if text is None else text)
+    source = str(answer.get("answer", "")) if text is None else text
+    tokens = md.parse(_literal_citations(source))
     for token in tokens:
         if token.type == "inline" and token.children:
             token.children = _link_inline(token.children, links)
