@@ -19,8 +19,6 @@ _CITATION = re.compile(
     r"(?:[\w@+-]+/)+[\w@+.-]+)"
     r":(?P<start>\d{1,7})(?:\s*[-–—]\s*(?P<end>\d{1,7}))?(?![\d])"
 )
-#: A citation as written (for renderers that must keep it whole).
-CITATION = _CITATION
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from pygments.lexers.special import TextLexer
 from pygments.util import ClassNotFound
 
 from ... import parse_citations
-from ...answer.citations import CITATION
 
 #: Pygments style of the code view: its colours keep a WCAG AA contrast (4.5:1) on
 #: white and on the highlighted lines' background (checked in tests/test_web.py).
@@ -214,7 +213,9 @@ def _literal_citations(markdown: str) -> str:
     read as bold, and stays one citation to link."""
 
     def escape(text: str) -> str:
-        return CITATION.sub(lambda m: re.sub(r"([_*])", r"\\\1", m.group(0)), text)
+        for written in {c[3] for c in parse_citations(text)}:
+            text = text.replace(written, re.sub(r"([_*])", r"\\\1", written))
+        return text
 
     out, at = [], 0
     for m in _CODE.finditer(markdown):
