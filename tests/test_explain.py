@@ -174,10 +174,10 @@ def test_typescript(index: codecite.Index, shop: Path) -> None:
     assert expl.usages[0].caller == "Cart.total" and not expl.usages[0].is_test
     names = {t.name: [a.code for a in t.asserts] for t in expl.tests}
     assert names == {
-        "calculatePriceWithTax > adds tax to the subtotal": [
+        "calculatePriceWithTax › adds tax to the subtotal": [
             "expect(calculatePriceWithTax(items, 0.1)).toBe(27.5);"
         ],
-        "calculatePriceWithTax > rejects negative rates": [
+        "calculatePriceWithTax › rejects negative rates": [
             "expect(() => calculatePriceWithTax(items, -0.1)).toThrow(RangeError);"
         ],
     }

@@ -112,7 +112,7 @@ def _test_block(chunk: Chunk, line: int) -> tuple[str, int, int]:
     for n in range(start - 1, chunk.start_line - 1, -1):
         outer = _DESCRIBE.match(lines.get(n, ""))
         if outer and indent_of(lines[n]) < indent:
-            name, indent = f"{outer['name']} > {name}", indent_of(lines[n])
+            name, indent = f"{outer['name']} › {name}", indent_of(lines[n])
     end = start
     for n in range(start + 1, chunk.end_line + 1):
         if n not in lines:
