@@ -47,8 +47,6 @@ class Scope:
     group_keyword: str = ""
     #: Walking a JavaScript object literal: members are functions, not methods.
     in_object: bool = False
-    #: The descriptions of the test suites the walk is in (``describe('res', ...)``).
-    suite: tuple[str, ...] = ()
 
     def enter(self, parts: list[str], header: str, *, in_class: bool) -> Scope:
         return Scope(self.parts + tuple(parts), (*self.headers, header), in_class)
@@ -131,23 +129,6 @@ class Walker:
         elif kind in spec.groups and not self._single_spec_group(child):
             grouped = replace(scope, group_keyword=spec.group_keyword)
             self.container(self._members(child), grouped, out)
-        elif (suite := self._test_call(child, _SUITES)) is not None:
-            # describe('res.sendFile', () => {...}): its cases named within it
-            self._statement(child, scope)
-            head = " ".join(self.text(child).split("{", 1)[0].split()) + " {"
-            body = suite[1].child_by_field_name(spec.body_field)
-            if body is not None:
-                inner = replace(
-                    scope.enter([], head, in_class=False), suite=(*scope.suite, suite[0])
-                )
-                self.container(body.children, inner, out)
-        elif (case := self._test_call(child, _CASES)) is not None:
-            # it('should 404', () => {...}): a function named by its suites and its words
-            # (one name: "res > .sendFile(path) > should 404", never a member of `res`)
-            name = " > ".join((*scope.suite, case[0]))
-            definition = self._function(named, index, child, case[1], scope, [name])
-            if definition is not None:
-                out.append(definition)
         elif (obj := self._object_namespace(child, scope)) is not None:
             self._statement(child, scope)
             inner = replace(scope.enter([obj[0]], obj[1], in_class=False), in_object=True)
@@ -271,26 +252,6 @@ class Walker:
         ):
             return None
         return _js_name(self.text(name)), value
-
-    def _test_call(self, node: Node, names: frozenset[str]) -> tuple[str, Node] | None:
-        """A test runner's call (mocha, jest, vitest): ``it('should 404', () => {...})``
-        (``names``: the cases) or ``describe('res.sendFile', function () {...})`` (the
-        suites), also ``it.only``, ``test.skip``: (its description, its function)."""
-        if not self.spec.function_values or node.type != "expression_statement":
-            return None
-        call = node.named_children[0] if node.named_child_count == 1 else None
-        if call is None or call.type != "call_expression":
-            return None
-        callee, args = call.child_by_field_name("function"), call.child_by_field_name("arguments")
-        if callee is None or args is None or self.text(callee).split(".", 1)[0] not in names:
-            return None
-        values = [c for c in args.named_children if c.type not in self.spec.comments]
-        if len(values) < 2 or values[0].type not in ("string", "template_string"):
-            return None
-        if values[1].type not in self.spec.function_values:
-            return None
-        said = " ".join(self.text(values[0])[1:-1].split())
-        return (said, values[1]) if said else None
 
     def _defined_getter(self, call: Node) -> tuple[list[str], Node] | None:
         """``defineGetter(req, 'subdomains', function subdomains() {...})``,
@@ -538,9 +499,6 @@ def _is_trailing(comment: Node) -> bool:
 
 
 #: Calls that define a property by a function (a getter).
-#: A test runner's calls that define a case, and those that group cases.
-_CASES = frozenset({"it", "test", "specify"})
-_SUITES = frozenset({"describe", "context", "suite"})
 _DEFINES = re.compile(r"(^|\.)(define\w*(Getter|Property)|__defineGetter__)$")
 
 
