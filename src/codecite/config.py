@@ -279,7 +279,7 @@ class AnswerConfig:
     #: threshold declines 0.5% of the held-out projects' docstring questions (calibrated
     #: on the 24 training projects, each left out in turn, against 2,400 questions of
     #: other projects, 45% of which it declines; 3.6% of their commit questions);
-    #: measured on the answer benchmark: 1.1% of answerable and 40% of out-of-scope
+    #: measured on the answer benchmark: 1.6% of answerable and 43% of out-of-scope
     #: questions; on SWE-QA's development split 0% of answerable).
     answer_model: bool = True
     #: The order of an answer's blocks, where the hits carry the search model's cosine

@@ -69,7 +69,7 @@ def ask(
     the line writing a message the question quotes), then up to 5 blocks of that code,
     each marked ✓ when its lines are as indexed, then "See also:" further places, then
     the confidence: how often such a first block was right on the benchmarks' projects,
-    which the model never saw (high about 88%, medium 50%, low 28%). When the code does not seem to
+    which the model never saw (high about 85%, medium 49%, low 28%). When the code does not seem to
     answer, it says "Not enough information" and lists the closest code.
 
     A question that starts with "-" goes after "--": codecite ask -- "-v flag?" --json
