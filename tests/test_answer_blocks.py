@@ -170,3 +170,17 @@ def test_a_bare_first_line_quotes_the_doc_sentence_that_holds_the_question() -> 
     assert doc_sentence(gzip, terms("Which database driver is used?")) == ""
     code_only = ["    total = price * quantity", "    return total"]
     assert doc_sentence(code_only, terms("How is the total price computed?")) == ""
+
+
+def test_a_blocks_note_says_its_role_in_json_and_on_the_page() -> None:
+    """One table says why a block is shown ("raises it"): the terminal, the Markdown,
+    ``--json`` and the page all read it from the block."""
+    from codecite.server.web.render import block_views
+
+    raiser = AnswerBlock("shop/tax.py", 20, 28, "get_rate", "python", ("raise X",), "raiser")
+    line = AnswerBlock("shop/tax.py", 30, 31, "f", "python", ("pass",), "line")
+    assert (raiser.note, line.note) == ("raises it", "")
+    data = {"repo": "shop", "blocks": [raiser.to_json(), line.to_json()]}
+    assert data["blocks"][0]["note"] == "raises it"
+    (group,) = block_views(data)
+    assert [view.note for view in group.blocks] == ["raises it", ""]

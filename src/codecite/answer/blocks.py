@@ -220,7 +220,7 @@ class AnswerBlock:
     language: str
     lines: tuple[str, ...]
     #: Why it is here: "line" (it holds most of the question), "definition", "message"
-    #: (it writes the message the question quotes), "caller", "test".
+    #: (it writes the message the question quotes), "caller", "raiser", "test".
     role: str
     #: The chunk's kind (function, method, class, ...).
     kind: str = ""
@@ -240,6 +240,11 @@ class AnswerBlock:
     def first_shown(self) -> int:
         return self.shown_start or self.start_line
 
+    @property
+    def note(self) -> str:
+        """What its role says to the reader ("raises it"), '' where nothing helps."""
+        return ROLE_NOTES.get(self.role, "")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
@@ -250,6 +255,7 @@ class AnswerBlock:
             "kind": self.kind,
             "language": self.language,
             "role": self.role,
+            "note": self.note,
             "lines": list(self.lines),
             "shown_start_line": self.first_shown,
             "focus": [self.focus_start, self.focus_end] if self.focus_start else None,
@@ -356,8 +362,7 @@ def render_text(
     if blocks:
         parts.append("Evidence:")
     for b in blocks:
-        note = ROLE_NOTES.get(b.role, "")
-        head = f"- `{b.qualname}` ({b.citation})" + (f" — {note}" if note else "")
+        head = f"- `{b.qualname}` ({b.citation})" + (f" — {b.note}" if b.note else "")
         width = len(str(b.end_line))
         body = "\n".join(
             f"  {n:>{width}}  {line.rstrip()}"

@@ -151,18 +151,15 @@ def _inline(markdown: str) -> str:
 
 def _print_extractive(answer: Answer) -> None:
     """The lead, then each block under its file: one mark, its citation, its lines."""
-    from ..answer.blocks import ROLE_NOTES
-
     out.print(_inline(answer.lead), soft_wrap=True, highlight=False)
     current = ""
     for block in answer.blocks:
         if block.path != current:
             current = block.path
             out.print(f"\n[bold]{_shown(block.path)}[/bold]", soft_wrap=True)
-        note = ROLE_NOTES.get(block.role, "")
         out.print(
             f"  {MARK[block.verified]} {_shown(block.qualname)}  [cyan]{_shown(block.citation)}"
-            f"[/cyan]" + (f" [dim]{note}[/dim]" if note else ""),
+            f"[/cyan]" + (f" [dim]{block.note}[/dim]" if block.note else ""),
             soft_wrap=True,
         )
         first = block.first_shown

@@ -275,15 +275,6 @@ class FileBlocks:
     blocks: list[BlockView]
 
 
-#: Why a block is shown, where that helps the reader (the CLI says the same).
-BLOCK_NOTES = {
-    "message": "writes the message",
-    "caller": "calls it",
-    "raiser": "raises it",
-    "test": "tests it",
-}
-
-
 def block_views(answer: dict[str, Any], back: str = "") -> list[FileBlocks]:
     """An extractive answer's evidence blocks, grouped by file in the answer's order."""
     repo = str(answer.get("repo", ""))
@@ -302,7 +293,7 @@ def block_views(answer: dict[str, Any], back: str = "") -> list[FileBlocks]:
             "verified" if b.get("verified") else "outside",
             str(b.get("citation") or f"{path}:{start}-{end}"),
             str(b.get("qualname") or ""),
-            BLOCK_NOTES.get(str(b.get("role", "")), ""),
+            str(b.get("note") or ""),  # why it is shown, as the CLI says it
             code_url(repo, path, start, end, symbol=str(b.get("qualname") or ""), back=back),
             numbered,
         )
