@@ -260,13 +260,15 @@ RETRY = """def call_with_retries(self, call):
 """
 
 
-def test_the_learnt_focus_is_the_line_that_says_what_was_asked() -> None:
-    """The shipped focus weights (learnt from the lines commits added, answer/focus.py)
-    put a block's focus on the line of the body that says what was asked, not on the
-    signature, and quote a whole statement; the real static model gives the cosines."""
+def test_the_learnt_line_score_quotes_the_line_that_says_what_was_asked() -> None:
+    """The shipped line weights (learnt from the lines commits added, answer/focus.py)
+    rank first the statement of the body that says what was asked, not the signature,
+    and it is a whole statement; the block is shown around the line holding most of the
+    question's words. The real static model gives the cosines."""
     from codecite.answer.answerer import _line_score
     from codecite.answer.compose import focus_of
     from codecite.answer.focus import LINE_FEATURES, line_features
+    from codecite.question.terms import stems
     from codecite.types import Chunk
 
     model = answer_model()
@@ -283,8 +285,11 @@ def test_the_learnt_focus_is_the_line_that_says_what_was_asked() -> None:
     score = _line_score(model.line_weights, question.subject, terms)
     focus = focus_of(chunk, None, terms, (), score)
     assert focus is not None
-    assert focus.line in (17, 18), focus  # the test of the limit or the raise
-    assert focus.quote and not is_fragment(focus.quote)
+    shares = {n: terms.share(stems(t)) for n, t in enumerate(RETRY.splitlines(), start=10)}
+    assert focus.line == max(shares, key=lambda n: shares[n]), (focus, shares)
+    (at, quote), *_ = focus.quotes
+    assert at in (17, 18), focus.quotes  # the test of the limit or the raise
+    assert not is_fragment(quote)
     lines = RETRY.splitlines()
     rows = line_features(lines, [True] * len(lines), terms, np.zeros(len(lines)))
     assert rows.shape == (len(lines), len(LINE_FEATURES))

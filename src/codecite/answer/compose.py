@@ -120,16 +120,16 @@ def constant_part(message: str) -> str:
 
 @dataclass(frozen=True)
 class Focus:
-    """The line of a block to highlight, and the whole statement to quote of it."""
+    """The line of a block to highlight, and the whole statements to quote of it."""
 
     line: int
     text: str
     #: "message" (a line writing what the question quotes) or "line".
     role: str
-    #: The whole statement holding most of the question ('' when none holds any of it:
-    #: then nothing of the block is quoted), and its line.
-    quote: str = ""
-    quote_line: int = 0
+    #: (line, text) of the whole statements holding some of the question, the one to
+    #: quote first (none: nothing of the block is quoted). The first line quotes the
+    #: first of them that the block cites.
+    quotes: tuple[tuple[int, str], ...] = ()
 
 
 #: A learnt score of each line of a block (:mod:`.focus`): its texts and whether each
@@ -144,9 +144,12 @@ def focus_of(
     messages: Sequence[str],
     score: LineScore | None = None,
 ) -> Focus | None:
-    """The line of ``chunk`` to highlight and quote (None: no whole statement in it):
-    the line writing a quoted message; else the best line by ``score`` (learnt: the
-    answer model's); without it, the line holding most of the question's words."""
+    """The line of ``chunk`` to highlight and the statements to quote (None: no line
+    in it): the line writing a quoted message; else the line holding most of the
+    question's words (the floor's line: on people's questions it finds the answering
+    lines more often than the learnt line score, BENCHMARKS.md stop 48), or, when no line
+    holds any, the best by ``score``; the statements quoted are ranked by ``score``
+    (learnt: the answer model's line score), else by the share of the question."""
     lines = chunk_lines(chunk, source)
     wanted = [p for p in (constant_part(m) for m in messages) if p]
     for n, text in lines:
@@ -155,34 +158,26 @@ def focus_of(
             return Focus(n, text, "message")
     if not lines:
         return None
-    whole = whole_lines([text for _, text in lines])
-    if score is not None:
-        return _learnt_focus(lines, whole, terms, score)
-    scored = [(terms.share(stems(text)), n, text, alone) for (n, text), alone in zip(
-        lines, whole, strict=True) if text.strip()]  # fmt: skip
-    if not scored:
-        return None
-    # the highlight: the line holding most of the question, a part of a statement too
-    # ('"gold": 0.10,' in a table); the quote: a whole statement only
-    share, n, text, _ = max(scored, key=lambda s: s[0])
-    quotable = [s for s in scored if s[3] and s[0] > 0]
-    quoted = max(quotable, key=lambda s: s[0]) if quotable else None
-    quote, at = (quoted[2], quoted[1]) if quoted else ("", 0)
-    return Focus(n if share > 0 else 0, text, "line", quote, at)
-
-
-def _learnt_focus(
-    lines: Sequence[tuple[int, str]], whole: Sequence[bool], terms: Terms, score: LineScore
-) -> Focus:
-    """The best line by the learnt score; the quote: the best whole statement holding
-    some of the question's words ('' when none does)."""
     texts = [text for _, text in lines]
-    scores = score(texts, whole)
-    best = int(scores.argmax())
-    quotable = [i for i, text in enumerate(texts) if whole[i] and terms.share(stems(text)) > 0]
-    quoted = max(quotable, key=lambda i: scores[i]) if quotable else None
-    quote, at = (texts[quoted], lines[quoted][0]) if quoted is not None else ("", 0)
-    return Focus(lines[best][0], texts[best], "line", quote, at)
+    if not any(text.strip() for text in texts):
+        return None
+    whole = whole_lines(texts)
+    shares = [terms.share(stems(text)) if text.strip() else -1.0 for text in texts]
+    # the highlight: the line holding most of the question (the first of them), a part
+    # of a statement too ('"gold": 0.10,' in a table); a block shows the lines around it
+    most = max(range(len(texts)), key=lambda i: shares[i])
+    # the quotes: whole statements holding some of the question, best first by the
+    # learnt score (without it: by the share of the question each holds)
+    quotable = [i for i in range(len(texts)) if whole[i] and shares[i] > 0]
+    scores = score(texts, whole) if score is not None else None
+    rank = (lambda i: -scores[i]) if scores is not None else (lambda i: -shares[i])
+    quotes = tuple((lines[i][0], texts[i]) for i in sorted(quotable, key=rank))
+    if shares[most] > 0:
+        return Focus(lines[most][0], texts[most], "line", quotes)
+    if scores is not None:  # none holds a word of it: the learnt score's line
+        best = int(scores.argmax())
+        return Focus(lines[best][0], texts[best], "line", quotes)
+    return Focus(0, texts[most], "line", quotes)
 
 
 @dataclass
@@ -332,10 +327,9 @@ def _lead(first: _Shown, terms: Terms) -> str:
     summary = doc_summary(first.chunk)
     if summary:
         return f"{name} ({where}): {summary}."
-    # a statement is quoted only from the lines the first line cites
-    quote = (
-        focus.quote if focus is not None and b.start_line <= focus.quote_line <= b.end_line else ""
-    )
+    # a statement is quoted only from the lines the block shows
+    shown = range(b.first_shown, b.first_shown + len(b.lines))
+    quote = next((text for n, text in (focus.quotes if focus else ()) if n in shown), "")
     if quote and first.chunk.language in PROSE_LANGUAGES:
         return f"{name} ({where}): {first_sentence(statement(quote).lstrip('#>*- '))}"
     if quote:

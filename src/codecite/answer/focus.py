@@ -1,5 +1,6 @@
-"""Which line of a block answers (issue 38): the line a block is shown around, its
-highlight, and the statement its first line quotes.
+"""Which line of a block answers (issue 38): the statement a first line quotes, and
+the line a block is shown around when no line holds the question's words
+(``compose.focus_of``: otherwise the line holding most of them).
 
 A learnt linear score over each line of a chunk (:data:`LINE_FEATURES`): how much of
 the question's rarer words it and its neighbours hold, how close it is to the question
@@ -8,7 +9,7 @@ Its weights ship in the answer model's file (``line_weights``), fitted by
 ``scripts/train_answer_model/train_lines.py`` on open data: commit subjects of many
 projects, each with the lines the commit added to the definitions it changed (the
 place where what the subject says now happens), validated on projects left out.
-Without them the line holding most of the question's words is the focus.
+Without them the statement holding most of the question's words is quoted.
 """
 
 from __future__ import annotations

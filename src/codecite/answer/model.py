@@ -19,8 +19,8 @@ training projects and the held-out figures.
   the held-out projects' docstring questions) the answer declines.
 - :meth:`AnswerModel.level` is the probability that the first block is right, cut into
   ``low`` / ``medium`` / ``high`` at the held-out thirds.
-- ``line_weights`` score the lines of a block (:mod:`.focus`): the one it is shown
-  around and the statement its first line quotes.
+- ``line_weights`` score the lines of a block (:mod:`.focus`): the statement its first
+  line quotes (and the line it is shown around where none holds the question's words).
 """
 
 from __future__ import annotations
