@@ -328,6 +328,64 @@ def test_commonjs_exports_of_a_class_and_of_an_object_of_functions() -> None:
     assert one(chunks_of("lib/app.js", empty), "app.init")
 
 
+def test_documented_constants_are_chunks_of_their_own() -> None:
+    """A top-level declaration of one name that says what it is (a comment above it,
+    Sphinx's ``#:``, a Python attribute docstring below it, a comment on its line) is a
+    ``constant`` chunk with that doc; an undocumented one, a ``require`` and a
+    declaration of several names stay in the module's lines."""
+    settings = src('''
+        import os
+
+        #: Seconds a worker may stay silent before it is considered gone.
+        WORKER_TTL = 420
+
+        DEFAULT_RESULT_TTL = 500
+        """ Seconds to keep job results
+        after the job finished.
+        """
+
+        LOG_FORMAT = "%(message)s"
+        a, b = 1, 2
+        ''')
+    chunks = chunks_of("defaults.py", settings)
+    ttl = one(chunks, "WORKER_TTL", "constant")
+    assert (ttl.start_line, ttl.end_line) == (3, 4)
+    assert ttl.docstring == "Seconds a worker may stay silent before it is considered gone."
+    result = one(chunks, "DEFAULT_RESULT_TTL", "constant")
+    assert (result.start_line, result.end_line) == (6, 9), result
+    assert result.docstring.startswith("Seconds to keep job results")
+    assert result.content.splitlines()[0] == "DEFAULT_RESULT_TTL = 500"
+    assert result.signature == "DEFAULT_RESULT_TTL = 500"
+    (module,) = [c for c in chunks if c.kind == "module"]
+    assert "LOG_FORMAT" in module.content and "a, b = 1, 2" in module.content
+    assert "WORKER_TTL" not in module.content
+    js = src("""
+        /**
+         * Module dependencies.
+         */
+
+        var http = require('http');
+
+        // Largest body, in bytes, read into memory.
+        export const MAX_BODY = 1024 * 1024;
+        const plain = 3;
+
+        /**
+         * Application prototype.
+         */
+        var app = exports = module.exports = {};
+        // filled below
+        const handlers = {};
+        """)
+    chunks = chunks_of("limits.js", js)
+    assert [(c.kind, c.qualname) for c in chunks if c.kind == "constant"] == [
+        ("constant", "MAX_BODY")
+    ]
+    go = "package gin\n\nconst defaultMultipartMemory = 32 << 20 // 32 MB\n"
+    memory = one(chunks_of("gin.go", go), "defaultMultipartMemory", "constant")
+    assert memory.docstring == "32 MB" and memory.start_line == memory.end_line == 3
+
+
 def test_typescript_overloads_stay_with_the_implementation() -> None:
     ts = chunks_of("typescript.ts")
     fmt = one(ts, "format")

@@ -19,10 +19,12 @@ MAX_K = 1000
 #: them are listed when the name is ambiguous.
 SYMBOL_LIMIT = 50
 #: Chunk kinds (docs/DESIGN.md section 3).
-CHUNK_KINDS = ("function", "method", "class", "module", "section", "window", "file")
+CHUNK_KINDS = (
+    "function", "method", "class", "constant", "module", "section", "window", "file"
+)  # fmt: skip
 #: Kinds whose ``content`` is the file's lines verbatim (line numbers can be quoted and
 #: touching ranges merged); class skeletons and module headers are not.
-LINE_EXACT_KINDS = frozenset({"function", "method", "window", "file", "section"})
+LINE_EXACT_KINDS = frozenset({"function", "method", "constant", "window", "file", "section"})
 #: Edge kinds stored in the index (docs/DESIGN.md section 4); ``called_by`` is derived.
 EDGE_KINDS = ("calls", "imports", "inherits", "tests")
 

@@ -29,11 +29,12 @@ __all__ = ["CHUNKING_VERSION", "chunk_file", "chunking_key", "parse"]
 #: Raised when the chunker cuts files differently (2: long class outlines in parts; 3: a
 #: JSDoc block one blank line above its function, chained assignments of a function; 4:
 #: getters defined by ``defineGetter(obj, 'name', function ...)``; 5: CommonJS exports,
-#: ``module.exports = class X {...}`` and ``module.exports = {...}`` of functions): an
-#: index made by another version re-chunks every file at its next run.
-CHUNKING_VERSION = 5
+#: ``module.exports = class X {...}`` and ``module.exports = {...}`` of functions; 6:
+#: documented top-level constants, a chunk each): an index made by another version
+#: re-chunks every file at its next run.
+CHUNKING_VERSION = 6
 
-_KIND_ORDER = {"module": 0, "class": 1, "function": 2, "method": 2}
+_KIND_ORDER = {"module": 0, "class": 1, "function": 2, "method": 2, "constant": 2}
 _local = threading.local()
 
 

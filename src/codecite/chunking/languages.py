@@ -96,6 +96,11 @@ class LanguageSpec:
     python_docstrings: bool = False
     #: Top-level nodes that are not statements (``<?php``).
     ignored: frozenset[str] = frozenset()
+    #: Top-level declarations of one name (``const X = 5``): with a doc comment (or a
+    #: Python attribute docstring, or a comment on its line) a ``constant`` chunk.
+    constants: frozenset[str] = frozenset()
+    #: The nodes inside such a declaration that name it (a JavaScript declarator).
+    declarators: frozenset[str] = frozenset()
 
 
 _JS_FUNCTIONS = _fs("function_declaration", "generator_function_declaration", "method_definition")
@@ -113,6 +118,8 @@ PYTHON = LanguageSpec(
     elision="...",
     comment_marker="#",
     python_docstrings=True,
+    constants=_fs("expression_statement"),
+    declarators=_fs("assignment"),
 )
 
 JAVASCRIPT = LanguageSpec(
@@ -130,6 +137,8 @@ JAVASCRIPT = LanguageSpec(
     variable_declarations=_fs("lexical_declaration", "variable_declaration"),
     function_values=_JS_VALUES,
     field_definitions=_fs("field_definition"),
+    constants=_fs("lexical_declaration", "variable_declaration"),
+    declarators=_fs("variable_declarator"),
 )
 
 TYPESCRIPT = LanguageSpec(
@@ -152,6 +161,8 @@ TYPESCRIPT = LanguageSpec(
     variable_declarations=_fs("lexical_declaration", "variable_declaration"),
     function_values=_JS_VALUES,
     field_definitions=_fs("public_field_definition", "field_definition"),
+    constants=_fs("lexical_declaration", "variable_declaration"),
+    declarators=_fs("variable_declarator"),
 )
 
 TSX = replace(TYPESCRIPT, name="tsx")
@@ -165,6 +176,8 @@ GO = LanguageSpec(
     block_bodies=_fs("block"),
     class_conditions={"type_spec": ("type", _fs("struct_type", "interface_type"))},
     group_keyword="type ",
+    constants=_fs("const_declaration", "var_declaration"),
+    declarators=_fs("const_spec", "var_spec"),
 )
 
 JAVA = LanguageSpec(
@@ -204,6 +217,7 @@ RUST = LanguageSpec(
     imports=_fs("use_declaration", "extern_crate_declaration"),
     block_bodies=_fs("block", "declaration_list", "field_declaration_list", "enum_variant_list"),
     name_fields={"impl_item": "type"},
+    constants=_fs("const_item", "static_item"),
 )
 
 C = LanguageSpec(

@@ -20,6 +20,7 @@ from tree_sitter import Node
 from .languages import LanguageSpec
 from .names import (
     attached_docstring,
+    clean_string,
     header,
     name_parts,
     python_docstring,
@@ -135,11 +136,77 @@ class Walker:
             self.container(obj[2].children, inner, out)
         else:
             definition = self.definition(named, index, scope)
+            if definition is None and not (scope.in_class or scope.in_object):
+                definition = self._constant(named, index, scope)
             if definition is not None:
                 out.append(definition)
             elif kind not in spec.comments:
                 self._statement(child, scope)
         return scope
+
+    def _constant(self, named: list[Node], index: int, scope: Scope) -> Definition | None:
+        """A top-level declaration of one name that says what it is: a doc comment
+        above it (Sphinx's ``#:`` too), a Python attribute docstring below it, or a
+        comment on its line (``const defaultMultipartMemory = 32 << 20 // 32 MB``). A
+        module of documented settings is then one chunk a setting, each with its words
+        (``DEFAULT_RESULT_TTL = 500`` "to keep job results"), not one chunk of all."""
+        outer = named[index]
+        node = self.unwrap(outer)
+        if node.type not in self.spec.constants or node.type in self.spec.imports:
+            return None
+        if self._import_re is not None and self._import_re.match(self.text(node)):
+            return None
+        name = self._constant_name(node)
+        if name is None:
+            return None
+        start, comments = self.leading(named, index, name)
+        end = last_row(outer)
+        doc = attached_docstring(comments, self.text, self.spec.name) if comments else ""
+        doc = _SPHINX_MARK.sub("", doc)  # Sphinx's "#:" leaves a ":"
+        after = named[index + 1] if index + 1 < len(named) else None
+        if after is not None and self.spec.python_docstrings and after.start_point.row == end + 1:
+            string = _lone_string(after)
+            if string is not None:
+                doc, end = doc or clean_string(self.text(string)), last_row(after)
+        elif after is not None and after.type in self.spec.comments and _is_trailing(after):
+            doc = doc or attached_docstring([after], self.text, self.spec.name)
+        if not doc:
+            return None
+        qual = [*scope.parts, name]
+        return Definition(
+            kind="constant",
+            node=node,
+            outer=outer,
+            start_row=start,
+            end_row=end,
+            name=name,
+            qualname=".".join(qual),
+            parent=".".join(scope.parts),
+            headers=scope.headers,
+            body=None,
+            signature=header(self.spec, self.source, node, None),
+            docstring=doc,
+        )
+
+    def _constant_name(self, node: Node) -> str | None:
+        """The one name a declaration declares (None: several, or a pattern)."""
+        if node.type == "expression_statement":  # Python: NAME = value, NAME: T = value
+            inner = node.named_children
+            if len(inner) != 1 or inner[0].type not in self.spec.declarators:
+                return None
+            target = inner[0].child_by_field_name("left")
+            value = inner[0].child_by_field_name("right")
+        elif self.spec.declarators:
+            found = [c for c in node.named_children if c.type in self.spec.declarators]
+            if len(found) != 1:
+                return None
+            target = found[0].child_by_field_name("name")
+            value = found[0].child_by_field_name("value")
+        else:
+            target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if target is None or target.type not in ("identifier", "name") or not _a_value(value):
+            return None
+        return self.text(target)
 
     def _namespace(self, node: Node) -> Node | None:
         """The namespace with a body that ``node`` is or wraps (``export namespace X {}``)."""
@@ -490,6 +557,26 @@ class Walker:
             return False
         parts = name_parts(inner, self.spec, self.text)
         return bool(parts) and parts[-1] == name
+
+
+def _a_value(value: Node | None) -> bool:
+    """Whether a declaration gives its name a value of its own: not none, not a chained
+    assignment (``var app = exports = module.exports = {}``), not an empty object or
+    list filled later (a namespace)."""
+    if value is None or value.type in ("assignment", "assignment_expression"):
+        return False
+    empty = value.type in ("object", "array", "dictionary", "list") and not value.named_children
+    return not empty
+
+
+_SPHINX_MARK = re.compile(r"^:[ \t]?", re.M)
+
+
+def _lone_string(node: Node) -> Node | None:
+    """The string a Python statement is made of (an attribute docstring), or None."""
+    inner = node.named_children
+    lone = node.type == "expression_statement" and len(inner) == 1
+    return inner[0] if lone and inner[0].type in ("string", "concatenated_string") else None
 
 
 def _is_trailing(comment: Node) -> bool:

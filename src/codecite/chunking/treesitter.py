@@ -12,7 +12,10 @@
   skeleton longer than ``max_chunk_lines`` is cut between members into parts 1..n
   of about ``class_part_lines``, each over its own lines (later parts repeat the
   class signature in their context).
-- ``module``: the lines no function/class/window chunk covers, blank edges
+- ``constant``: a top-level declaration of one name with its doc (a comment above
+  it, a Python attribute docstring below it, a comment on its line), at most
+  ``max_chunk_lines``: a module of documented settings is a chunk a setting.
+- ``module``: the lines no function/class/constant/window chunk covers, blank edges
   trimmed, each elided span marked by a ``<comment> ...`` line. Made when the
   file has top-level statements (imports, constants, code, package lines).
 - ``window``: top-level regions tree-sitter could not parse (ERROR nodes).
@@ -118,7 +121,12 @@ def chunk_code(
     )
     chunks: list[Chunk] = []
     covered: list[tuple[int, int]] = []
-    definitions = list(_flatten(found.definitions))
+    limit = max(1, config.index.max_chunk_lines)
+    definitions = [  # a documented constant longer than a chunk stays in the module's lines
+        d
+        for d in _flatten(found.definitions)
+        if d.kind != "constant" or d.end_row - d.start_row < limit
+    ]
     for definition in definitions:  # the first class of a name: Rust struct before its impls
         if definition.kind == "class":
             file.classes.setdefault(definition.qualname, definition)

@@ -22,7 +22,7 @@ from codecite.graph.queries import IMPORT_CALLS, NAME_FIELDS, NAME_TYPES, QUERIE
 from codecite.types import Chunk, FileFacts, Import, Reference
 
 #: Chunk kinds in attribution order: later kinds win over earlier ones.
-_PAINT_ORDER = ("window", "module", "class", "function", "method")
+_PAINT_ORDER = ("window", "module", "constant", "class", "function", "method")
 _TRAILING_SEP = re.compile(r"\s*(?:\?\.|&\.|\.|::|->|\\)\s*$")
 _SPACES = re.compile(r"\s+")
 _MAX_DEPTH = 8
