@@ -284,12 +284,13 @@ class AnswerConfig:
     answer_model: bool = True
     #: The order of an answer's blocks, where the hits carry the search model's cosine
     #: the answer model learnt with (else search's): "model" (the model's pick first,
-    #: then its order; docs and other non-code hits, which it never learnt to judge,
-    #: keep their places in search's order), "lead" (its pick first, then search's
-    #: order) or "search" (search's). The model's order, held out: the right definition
-    #: first +11 points over search on docstring questions, +1 on commit subjects; in the
-    #: first three +6 / +5 ("lead": +3 / +1). Either way code comes before tests, and
-    #: tests before code when the question asks which tests check something.
+    #: then its order; docs, other non-code hits and documented constants, which it
+    #: never learnt to judge, keep their places in search's order), "lead" (its pick
+    #: first, then search's order) or "search" (search's). The model's order, held out:
+    #: the right definition first +11 points over search on docstring questions, +1 on
+    #: commit subjects; in the first three +6 / +5 ("lead": +3 / +1). Either way code
+    #: comes before tests, and tests before code when the question asks which tests
+    #: check something.
     answer_order: str = "model"
 
 

@@ -171,8 +171,9 @@ class Answerer:
         1. **read** the question once (its parts, its shape, its terms weighed by rarity);
         2. **search**: the hits ``search`` returns for it, in search's order;
         3. **order**: the answer model (:mod:`.model`, learnt from open data) orders
-           search's first hits of code (what it learnt to judge; docs keep their places
-           in search's order, its pick leads: :func:`learnt_order`), where the hits
+           search's first hits of code (what it learnt to judge; docs and documented
+           constants keep their places in search's order, its pick leads:
+           :func:`learnt_order`), where the hits
            carry the search model's cosine it learnt with (an index with no model tier:
            search's order, the floor every answer figure is reported beside); code
            before tests, tests first when the question asks which tests check it;
@@ -196,7 +197,9 @@ class Answerer:
         ordered = model.order(seen.features) if model is not None else None
         shown = tuple(range(len(top)))  # search's order: the floor
         if ordered is not None and any(h.similarity is not None for h in top):
-            judged = [h.chunk.language in GRAMMARS for h in top]  # code, as in training
+            # code, as in training; a documented constant never answered a training
+            # question (they were functions, methods and classes): it keeps its place
+            judged = [h.chunk.language in GRAMMARS and h.chunk.kind != "constant" for h in top]
             shown = learnt_order(ordered.order, self.config.answer.answer_order, judged)
         hits = [*(top[i] for i in shown), *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
