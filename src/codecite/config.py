@@ -278,7 +278,7 @@ class AnswerConfig:
     #: "low" (the "search order" baseline every answer figure is reported beside). Its
     #: threshold declines 0.5% of the held-out projects' docstring questions (calibrated
     #: on the 24 training projects, each left out in turn, against 2,400 questions of
-    #: other projects, 45% of which it declines; 3.6% of their commit questions);
+    #: other projects, 43% of which it declines; 3.4% of their commit questions);
     #: measured on the answer benchmark: 1.6% of answerable and 43% of out-of-scope
     #: questions; on SWE-QA's development split 0% of answerable).
     answer_model: bool = True
@@ -287,8 +287,8 @@ class AnswerConfig:
     #: then its order; docs, other non-code hits and documented constants, which it
     #: never learnt to judge, keep their places in search's order), "lead" (its pick
     #: first, then search's order) or "search" (search's). The model's order, held out:
-    #: the right definition first +11 points over search on docstring questions, +1 on
-    #: commit subjects; in the first three +6 / +5 ("lead": +3 / +1). Either way code
+    #: the right definition first +10 points over search on docstring questions, +2 on
+    #: commit subjects; in the first three +6 / +6 ("lead": +3 / +1). Either way code
     #: comes before tests, and tests before code when the question asks which tests
     #: check something.
     answer_order: str = "model"
