@@ -136,6 +136,36 @@ def test_a_window_never_ends_on_the_line_opening_a_block() -> None:
     assert any(line.strip().startswith("except OSError") for line in block.lines)
 
 
+STRIP = (
+    "def should_strip_auth(self, old_url, new_url):\n"
+    '    """Decide whether Authorization header should be removed when redirecting"""\n'
+    "    old_parsed = urlparse(old_url)\n"
+    "    new_parsed = urlparse(new_url)\n"
+    "    if old_parsed.hostname != new_parsed.hostname:\n"
+    "        return True\n"
+    "    # Special case: allow http -> https redirect when using the standard\n"
+    "    # ports. This isn't specified by RFC 7235, but is kept to avoid\n"
+    "    # breaking backwards compatibility with older versions of requests\n"
+    "    # that allowed any redirects on the same host.\n"
+    "    if (\n"
+    '        old_parsed.scheme == "http"\n'
+    "        and old_parsed.port in (80, None)\n"
+    '        and new_parsed.scheme == "https"\n'
+    "        and new_parsed.port in (443, None)\n"
+    "    ):\n"
+    "        return False\n" + "".join(f"    step{i} = {i}\n" for i in range(30))
+)
+
+
+def test_a_window_shows_the_signature_above_it_and_closes_what_it_opens() -> None:
+    """A window starting on a docstring's line shows the signature above it; one that
+    would end inside a condition's brackets (``if (``, requests' ``should_strip_auth``)
+    goes on to the line closing them and what that opens."""
+    block, _ = _block_at(STRIP, "sessions.py", "python", "Decide whether Authorization")
+    assert block.lines[0].startswith("def should_strip_auth"), block.lines
+    assert [line.strip() for line in block.lines[-2:]] == ["):", "return False"], block.lines
+
+
 def test_a_bare_first_line_quotes_the_doc_sentence_that_holds_the_question() -> None:
     """With no summary and no statement holding the question, the first line quotes a
     whole sentence of the comments or doc text shown (a wrapped paragraph joined, never

@@ -28,6 +28,10 @@ SMALL_CHUNK = 25
 WIDE_LINES = 10
 #: Lines of a block shown past a window that would end on the line opening it.
 OPENED_LINES = 3
+#: Lines shown past a window that would end inside brackets, to the one closing them.
+CLOSING_LINES = 6
+#: A window starting this few lines below a function's first line starts at it.
+HEADER_GAP = 2
 _TRAILING_COMMENT = re.compile(r"\s+(#|//).*$")
 _CLOSE = ")]}"
 _DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo|benchmarks?)/", re.I)
@@ -98,7 +102,8 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
         return numbers[0], numbers[-1], tuple(t for _, t in lines)
     at = numbers.index(line)
     # whether each line begins outside strings and brackets: one scan for the window
-    clear = [starts for starts, _ in line_states([t for _, t in lines], braces=False)]
+    states = line_states([t for _, t in lines], braces=False)
+    clear = [starts for starts, _ in states]
     first, last = _grow(lines, at, at, _indent(lines[at][1]))
     while last - first + 1 < WIDE_LINES:
         head = _header(lines, clear, first)
@@ -118,8 +123,20 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
             first, last = head, max(at, min(last, head + WIDE_LINES - 1))
     while last > first and not lines[last][1].strip():
         last -= 1
-    last = _opened(lines, last)
+    last = _opened(lines, _closed([ends for _, ends in states], last))
+    if chunk.kind in ("function", "method") and 0 < first <= HEADER_GAP:
+        first = 0  # a window just below a signature shows it (the docstring's owner)
     return numbers[first], numbers[last], tuple(t for _, t in lines[first : last + 1])
+
+
+def _closed(ends: Sequence[bool], last: int) -> int:
+    """``last``, or, when that line leaves a bracket open (``if (``, a call's first
+    line), the line that closes it, when that is at most :data:`CLOSING_LINES` below:
+    a window never ends in the middle of a condition or a call."""
+    end = last
+    while not ends[end] and end + 1 < len(ends) and end - last < CLOSING_LINES:
+        end += 1
+    return end if ends[end] else last
 
 
 def _opened(lines: Sequence[tuple[int, str]], last: int) -> int:
