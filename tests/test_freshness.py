@@ -170,3 +170,22 @@ def test_between_full_checks_the_files_of_the_results_are_still_checked(repo: Pa
     assert again.refreshed_files == ["shop/pricing.py"]
     top = [h for h in again.hits if h.chunk.path == "shop/pricing.py"]
     assert top and all("loyalty discount of a tier" not in h.chunk.content for h in top)
+
+
+def test_the_pages_freshness_line_reads_in_and_out_of_git() -> None:
+    """The page's line under an answer: against the commit indexed in git; outside git
+    (an unpacked archive) "changed since indexing", never a dangling "since"."""
+    from codecite.server.web.data import Freshness
+
+    in_git = Freshness(
+        "shop", True, indexed_commit="abc1234def", head_commit="abc1234def", changed=2
+    )
+    assert in_git.summary == "indexed at commit abc1234 · 2 files changed since"
+    moved = Freshness("shop", True, indexed_commit="abc1234def", head_commit="9f8e7d6c", changed=1)
+    assert (
+        moved.summary
+        == "indexed at commit abc1234 · 1 file changed since · the branch is now at 9f8e7d6"
+    )
+    plain = Freshness("shop", True, changed=0)
+    assert plain.summary == "indexed · 0 files changed since indexing"
+    assert Freshness("shop", False).summary == "not indexed yet"

@@ -48,12 +48,15 @@ class Freshness:
 
     @property
     def summary(self) -> str:
-        """``indexed at commit abc1234 · 2 files changed since``."""
+        """``indexed at commit abc1234 · 2 files changed since``; out of git: ``indexed ·
+        2 files changed since indexing``."""
         if not self.indexed:
             return self.message or "not indexed yet"
-        where = f"indexed at commit {self.short_commit}" if self.indexed_commit else "indexed"
         files = "file" if self.changed == 1 else "files"
-        text = f"{where} · {self.changed} {files} changed since"
+        if self.indexed_commit:
+            text = f"indexed at commit {self.short_commit} · {self.changed} {files} changed since"
+        else:
+            text = f"indexed · {self.changed} {files} changed since indexing"
         if self.head_moved:
             text += f" · the branch is now at {self.head_commit[:7]}"
         return text
