@@ -100,6 +100,19 @@ def test_extractive_answer_states_graph_facts(answerer: Answerer) -> None:
     assert all(c["verified"] and not c["partial"] for c in data["citations"])
 
 
+def test_changing_a_documented_constant_names_the_lines_that_read_it(answerer: Answerer) -> None:
+    """A constant written in capitals is the subject of an impact question; reading a
+    value is no graph edge, so its uses are the lines writing its name (not its own)."""
+    answer = answerer.ask("What breaks if I change LOYALTY_DISCOUNTS?")
+    assert answer.shape == "impact"
+    assert answer.lead.startswith(
+        "Changing `LOYALTY_DISCOUNTS` affects 1 place that reads it: `discount_rate_for_tier` "
+        "(shop/pricing.py:22)"
+    ), answer.lead
+    (first, *_) = answer.blocks
+    assert (first.path, first.start_line, first.role) == ("shop/pricing.py", 22, "caller")
+
+
 def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answerer) -> None:
     """An exception class's docstring holds the question's words; the code that raises
     it is what happens: its raise sites (the graph's construction edges), code only."""

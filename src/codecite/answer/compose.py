@@ -303,14 +303,17 @@ def _same(a: AnswerBlock, b: AnswerBlock) -> bool:
 
 
 def _subject(hits: Sequence[Hit], terms: Terms) -> Chunk | None:
-    """The definition an impact question is about: one whose name it writes, else the
+    """The definition an impact question is about: one whose name it writes (a
+    documented constant too: "what breaks if I change DEFAULT_RESULT_TTL"), else the
     first definition outside tests."""
-    definitions = [
-        h.chunk for h in hits if h.chunk.kind in DEFINITION_KINDS and not is_test_path(h.chunk.path)
-    ]
-    for c in definitions:
+    named = [
+        h.chunk for h in hits
+        if h.chunk.kind in (*DEFINITION_KINDS, "constant") and not is_test_path(h.chunk.path)
+    ]  # fmt: skip
+    for c in named:
         if {c.name.lower(), c.qualname.lower()} & terms.written:
             return c
+    definitions = [c for c in named if c.kind in DEFINITION_KINDS]
     return definitions[0] if definitions else None
 
 

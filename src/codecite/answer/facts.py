@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ..filters import Filters
 from ..graph.testmap import is_test_path
@@ -16,6 +17,7 @@ from ..picture.neighbourhood import neighbourhood
 from ..question.terms import Terms, stems
 from ..retrieve.expand import GraphStore
 from ..retrieve.types import Hit
+from ..store.protocols import KeywordIndex
 from ..types import Chunk
 from .blocks import AnswerBlock, LineSource, block_of, chunk_lines, secondary_path
 from .citations import Block, cite
@@ -26,6 +28,15 @@ MAX_FACTS = 4
 MEMBER_KINDS = frozenset({"function", "method"})
 #: The parts of a split function looked up to find its first.
 PARTS_LOOKUP = 20
+#: Chunks read for the places that use a constant (the best keyword matches of its name).
+USES_LOOKUP = 60
+
+
+class FactStore(GraphStore, KeywordIndex, Protocol):
+    """What the facts read: edges, the chunks at their ends, and the keyword index (a
+    constant's uses are the lines that write its name: reading a value is no edge)."""
+
+
 #: A class is an exception when it, a base it names or a class it inherits from (the
 #: graph's edges, a few generations up) is named so.
 _EXCEPTION = re.compile(r"(Error|Exception|Warning)$")
@@ -44,13 +55,15 @@ class Facts:
 
 
 class GraphFacts:
-    def __init__(self, store: GraphStore, source: LineSource | None) -> None:
+    def __init__(self, store: FactStore, source: LineSource | None) -> None:
         self.store, self.source = store, source
 
     def impact(self, subject: Chunk, hits: Sequence[Hit], terms: Terms) -> Facts:
         """Who calls ``subject`` (code before tests) and which tests exercise it."""
         out = Facts()
         name = f"`{subject.qualname}`"
+        if subject.kind == "constant":
+            return self._uses(subject, out)
         testers = {e.src for e in self.store.edges_to(subject.id, "tests")}
         edges = [e for e in self.store.edges_to(subject.id, "calls") if e.src not in testers]
         out.callers = self._sites([(e.src, e.line) for e in edges], "caller", out)
@@ -71,6 +84,40 @@ class GraphFacts:
             out.sentences.append(f"{n} {verb} {name}: {_named(out.tests)}{more}.")
         elif out.callers:
             out.sentences.append(f"No test in the index calls {name} directly.")
+        return out
+
+    def _uses(self, constant: Chunk, out: Facts) -> Facts:
+        """Where a documented constant is read: each line of another chunk writing its
+        name as a whole word (code before tests), found through the keyword index."""
+        word = re.compile(rf"(?<![\w$]){re.escape(constant.name)}(?![\w$])")
+        ids = self.store.keyword_search([constant.name], None, USES_LOOKUP, (1.0, 1.0, 1.0))
+        found = {i: c for i, c in self.store.get_chunks(ids).items() if c.id != constant.id}
+        ends: list[tuple[str, int]] = []
+        for chunk_id in ids:
+            chunk = found.get(chunk_id)
+            if chunk is None or chunk.kind in ("module", "class"):
+                continue  # an import line or an outline: not a use
+            lines = chunk_lines(chunk, self.source)
+            at = next((n for n, text in lines if word.search(text)), 0)
+            if at:
+                ends.append((chunk_id, at))
+        code = [end for end in ends if not is_test_path(found[end[0]].path)]
+        out.callers = self._sites(code, "caller", out, found)
+        out.tests = self._sites([end for end in ends if end not in code], "test", out, found)
+        name = f"`{constant.qualname}`"
+        if out.callers:
+            n = len(out.callers)
+            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
+            out.sentences.append(
+                f"Changing {name} affects {n} "
+                f"{'places that read' if n != 1 else 'place that reads'} it: "
+                f"{_named(out.callers)}{more}."
+            )
+        if out.tests:
+            n = len(out.tests)
+            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
+            verb = "test reads" if n == 1 else "tests read"
+            out.sentences.append(f"{n} {verb} {name}: {_named(out.tests)}{more}.")
         return out
 
     def picture(self, subject: Chunk) -> Neighbourhood | None:

@@ -168,8 +168,11 @@ code codebase function method class file files implemented implementation logic
 )
 
 
+#: A name written as code: in backticks, dotted, snake_case, camelCase, PascalCase with
+#: an inner capital, or a CONSTANT_IN_CAPITALS.
 _WRITTEN = re.compile(r"`([^`\n]+)`|\b([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+|[a-z]+_[\w]+|"
-                      r"[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*)\b")  # fmt: skip
+                      r"[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|"
+                      r"[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")  # fmt: skip
 
 
 @dataclass(frozen=True)
