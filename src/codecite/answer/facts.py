@@ -70,18 +70,15 @@ class GraphFacts:
         out.callers.sort(key=lambda b: secondary_path(b.path))
         if out.callers:
             n = len(out.callers)
-            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
             out.sentences.append(
-                f"Changing {name} affects {n} caller{'s' if n != 1 else ''}: "
-                f"{_named(out.callers)}{more}."
+                f"Changing {name} affects {n} caller{'s' if n != 1 else ''}: {_named(out.callers)}."
             )
         fitting = self._fitting(testers, hits, terms)
         out.tests = self._sites([(t, 0) for t in fitting], "test", out)
         if out.tests:
             n = len(out.tests)
-            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
             verb = "test exercises" if n == 1 else "tests exercise"
-            out.sentences.append(f"{n} {verb} {name}: {_named(out.tests)}{more}.")
+            out.sentences.append(f"{n} {verb} {name}: {_named(out.tests)}.")
         elif out.callers:
             out.sentences.append(f"No test in the index calls {name} directly.")
         return out
@@ -107,17 +104,15 @@ class GraphFacts:
         name = f"`{constant.qualname}`"
         if out.callers:
             n = len(out.callers)
-            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
             out.sentences.append(
                 f"Changing {name} affects {n} "
                 f"{'places that read' if n != 1 else 'place that reads'} it: "
-                f"{_named(out.callers)}{more}."
+                f"{_named(out.callers)}."
             )
         if out.tests:
             n = len(out.tests)
-            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
             verb = "test reads" if n == 1 else "tests read"
-            out.sentences.append(f"{n} {verb} {name}: {_named(out.tests)}{more}.")
+            out.sentences.append(f"{n} {verb} {name}: {_named(out.tests)}.")
         return out
 
     def picture(self, subject: Chunk) -> Neighbourhood | None:
@@ -160,9 +155,7 @@ class GraphFacts:
             self._sites(ends, "raiser", out, found), key=lambda b: secondary_path(b.path)
         )
         if sites:
-            n = len(sites)
-            more = f" and {n - MAX_FACTS} more" if n > MAX_FACTS else ""
-            out.sentences.append(f"`{subject.qualname}` is raised by {_named(sites)}{more}.")
+            out.sentences.append(f"`{subject.qualname}` is raised by {_named(sites)}.")
         # shown with the block holding each raise (the `except` or `if` above it)
         shown: dict[str, AnswerBlock] = {}
         for chunk_id, line in ends:
@@ -273,4 +266,6 @@ class GraphFacts:
 
 
 def _named(blocks: Sequence[AnswerBlock]) -> str:
-    return ", ".join(f"`{b.qualname}` ({b.citation})" for b in blocks[:MAX_FACTS])
+    """The first :data:`MAX_FACTS` blocks named and cited, then how many more."""
+    more = f" and {len(blocks) - MAX_FACTS} more" if len(blocks) > MAX_FACTS else ""
+    return ", ".join(f"`{b.qualname}` ({b.citation})" for b in blocks[:MAX_FACTS]) + more
