@@ -133,7 +133,9 @@ def test_an_ambiguous_name_lists_the_candidates_like_git(index: codecite.Index) 
     # either candidate can then be named
     assert index.explain("shop/tax.py::_round_cents").symbol.path == "shop/tax.py"
     assert index.explain("shop/pricing.py:46").symbol.path == "shop/pricing.py"
-    with pytest.raises(UserError, match="no function, method or class named 'nosuch'"):
+    with pytest.raises(
+        UserError, match="no function, method, class or documented constant named 'nosuch'"
+    ):
         index.explain("nosuch")
 
 
@@ -147,13 +149,35 @@ def test_a_symbol_with_no_callers(index: codecite.Index, shop: Path) -> None:
     assert_grounded(expl, shop)
 
 
+def test_a_documented_constant_its_value_and_the_code_that_reads_it(
+    index: codecite.Index, shop: Path
+) -> None:
+    """A documented constant is explained by its doc, its value and the lines that read
+    it (reading a value is no graph edge: the code writing its name)."""
+    expl = index.explain("LOYALTY_DISCOUNTS")
+    assert expl.symbol.kind == "constant"
+    assert expl.summary.text == "Discount rate per loyalty tier."
+    assert expl.signature is not None and expl.signature.code.startswith("LOYALTY_DISCOUNTS")
+    assert [(u.caller, u.call.start_line if u.call else 0) for u in expl.callers] == [
+        ("discount_rate_for_tier", 22)
+    ]
+    markdown = expl.markdown
+    assert "Value (shop/pricing.py:10-14):" in markdown
+    assert "Read in 1 place." in markdown and "Parameters" not in markdown
+    assert index.explain("shop/pricing.py:11").symbol.qualname == "LOYALTY_DISCOUNTS"
+    assert_grounded(expl, shop)
+
+
 def test_a_path_line_location(index: codecite.Index, shop: Path) -> None:
     expl = index.explain("shop/orders.py:113")  # inside cancel's body
     assert expl.symbol.qualname == "cancel"
     inner = index.explain("shop/orders.py:80")  # a method inside a class: the method
     assert inner.symbol.qualname == "Order.mark_paid"
     assert inner.raises[0].what == "OrderError"
-    with pytest.raises(UserError, match=r"no function, method or class at shop/orders\.py:10; "):
+    with pytest.raises(
+        UserError,
+        match=r"no function, method, class or documented constant at shop/orders\.py:10; ",
+    ):
         index.explain("shop/orders.py:10")
     with pytest.raises(UserError, match="not an indexed file"):
         index.explain("shop/nowhere.py:3")
@@ -404,7 +428,10 @@ def test_cli_explain_and_docs(shop: Path, tmp_path: Path) -> None:
     assert "ambiguous" in ambiguous.stderr and "shop/tax.py:35" in ambiguous.stderr
     assert "Traceback" not in ambiguous.stderr
     missing = run_cli("explain", "nosuch", str(shop))
-    assert missing.returncode == 1 and "no function, method or class" in missing.stderr
+    assert (
+        missing.returncode == 1
+        and "no function, method, class or documented constant" in missing.stderr
+    )
     docs = run_cli("docs", str(shop / "web"), "--out", str(tmp_path / "d"), "--json")
     assert docs.returncode == 0, docs.stderr
     report = json.loads(docs.stdout)

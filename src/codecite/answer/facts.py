@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..filters import Filters
+from ..graph.readers import name_pattern, readers
 from ..graph.testmap import is_test_path
 from ..picture.model import Neighbourhood
 from ..picture.neighbourhood import neighbourhood
@@ -28,8 +29,6 @@ MAX_FACTS = 4
 MEMBER_KINDS = frozenset({"function", "method"})
 #: The parts of a split function looked up to find its first.
 PARTS_LOOKUP = 20
-#: Chunks read for the places that use a constant (the best keyword matches of its name).
-USES_LOOKUP = 60
 
 
 class FactStore(GraphStore, KeywordIndex, Protocol):
@@ -84,18 +83,13 @@ class GraphFacts:
         return out
 
     def _uses(self, constant: Chunk, out: Facts) -> Facts:
-        """Where a documented constant is read: each line of another chunk writing its
-        name as a whole word (code before tests), found through the keyword index."""
-        word = re.compile(rf"(?<![\w$]){re.escape(constant.name)}(?![\w$])")
-        ids = self.store.keyword_search([constant.name], None, USES_LOOKUP, (1.0, 1.0, 1.0))
-        found = {i: c for i, c in self.store.get_chunks(ids).items() if c.id != constant.id}
+        """Where a documented constant is read: the line of each other chunk of code
+        writing its name (:func:`graph.readers.readers`), code before tests."""
+        word = name_pattern(constant.name)
+        found = {c.id: c for c in readers(self.store, constant)}
         ends: list[tuple[str, int]] = []
-        for chunk_id in ids:
-            chunk = found.get(chunk_id)
-            if chunk is None or chunk.kind in ("module", "class"):
-                continue  # an import line or an outline: not a use
-            lines = chunk_lines(chunk, self.source)
-            at = next((n for n, text in lines if word.search(text)), 0)
+        for chunk_id, chunk in found.items():
+            at = next((n for n, text in chunk_lines(chunk, self.source) if word.search(text)), 0)
             if at:
                 ends.append((chunk_id, at))
         code = [end for end in ends if not is_test_path(found[end[0]].path)]

@@ -56,7 +56,8 @@ def explain(
     as_json: JsonOpt = False,
 ) -> None:
     """Explain a function, method or class: what it is for, its parameters, what it
-    raises, what it calls, real usage examples and its tests, every statement cited.
+    raises, what it calls, real usage examples and its tests, every statement cited. A
+    documented constant (DEFAULT_TIMEOUT): its doc, its value and the code that reads it.
 
     An ambiguous name lists the candidates (exit 1); pick one with path:line."""
     overrides: dict[str, object] = {"llm_base_url": base_url} if base_url else {}

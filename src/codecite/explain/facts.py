@@ -9,12 +9,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..answer.citations import Block
+from ..graph.readers import readers
+from ..graph.testmap import is_test_path
 from ..picture.neighbourhood import neighbourhood
 from ..types import Chunk
 from .doc_comment import DocInfo, parse_doc, plain_name, split_summary, summary_of
-from .graph import callees_of, callers_of, members_of, tests_of
+from .graph import call_site, callees_of, callers_of, members_of, tests_of
 from .limits import MAX_CALL_LINES, MAX_LISTED, ROLE_SELF
-from .model import Cited, Exit, Explanation, Link, Param, quoted, whole
+from .model import Cited, Exit, Explanation, Link, Param, Usage, quoted, whole
 from .scan import (
     excerpt,
     find_exits,
@@ -39,6 +41,8 @@ def build(index: Source, chunks: Sequence[Chunk], target: str = "") -> Explanati
     """The facts about the definition made of ``chunks`` (from :func:`resolve`), each
     cited; nothing checked or written by a model yet (see :func:`explain`)."""
     head = chunks[0]
+    if head.kind == "constant":
+        return _constant(index, head, target)
     lines = lines_of(chunks)
     doc = parse_doc(head.docstring)
     span = signature_span(chunks)
@@ -73,6 +77,38 @@ def build(index: Source, chunks: Sequence[Chunk], target: str = "") -> Explanati
         *((chunk, "calls it") for _, chunk in callers),
         *((chunk, "tests it") for _, chunk in tests),
     ]
+    expl.blocks = [Block(c.path, c.start_line, c.end_line) for c, _ in expl.sources]
+    return expl
+
+
+def _constant(index: Source, head: Chunk, target: str) -> Explanation:
+    """A documented constant: its doc, its value (the declaration's lines) and the code
+    that reads it, each reading line quoted (reading a value is no graph edge: the
+    places are the chunks writing its name, :func:`graph.readers.readers`)."""
+    lines = lines_of([head])
+    summary, details = _summary(head, parse_doc(head.docstring), lines, None)
+    found = readers(index.store, head)
+    usages = [
+        (Usage(c.qualname, c.kind, is_test_path(c.path), whole(c), call_site(c, (), head.name)), c)
+        for c in found
+    ]
+    usages = [u for u in usages if u[0].call is not None]  # its name only in a comment
+    usages.sort(key=lambda u: u[0].is_test)  # code first, else the keyword index's order
+    shown = usages[:MAX_LISTED]
+    expl = Explanation(
+        target=target or head.qualname,
+        repo=index.repo,
+        symbol=head,
+        end_line=head.end_line,
+        summary=summary,
+        details=details,
+        callers=[usage for usage, _ in shown],
+        callers_total=len(usages),
+    )
+    value = [n for n, text in sorted(lines.items()) if head.name in text]
+    if value:
+        expl.signature = quoted("value", head.path, lines, value[0], head.end_line)
+    expl.sources = [(head, ROLE_SELF), *((chunk, "reads it") for _, chunk in shown)]
     expl.blocks = [Block(c.path, c.start_line, c.end_line) for c, _ in expl.sources]
     return expl
 

@@ -57,7 +57,7 @@ def callees_of(
     return out
 
 
-def _call_site(caller: Chunk, at: tuple[int, ...], name: str) -> Cited | None:
+def call_site(caller: Chunk, at: tuple[int, ...], name: str) -> Cited | None:
     """The calling line(s) in ``caller``, quoted from its code."""
     lines = verbatim(caller)
     starts = [n for n in at if n in lines]
@@ -86,7 +86,7 @@ def callers_of(
             block, start, end = _test_block(caller, at[0])
             name = block or name
         where = Cited(name, caller.path, start, end)
-        usage = Usage(name, caller.kind, is_test, where, _call_site(caller, at, head.name))
+        usage = Usage(name, caller.kind, is_test, where, call_site(caller, at, head.name))
         usages.append((usage, caller))
     usages.sort(key=lambda u: (u[0].is_test, u[0].call is None, u[1].path, u[1].start_line))
     return usages[:MAX_LISTED], len(found)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-#: Kinds of chunk that can be explained.
+#: Kinds of chunk that are definitions (documented, drawn, resolved).
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
+#: Kinds of chunk that can be explained: a documented constant too (its doc, its value,
+#: the code that reads it).
+EXPLAINED_KINDS = DEFINITION_KINDS | {"constant"}
 #: Call sites quoted as usage examples.
 MAX_USAGES = 3
 #: Callers, callees, tests and members listed at most.

@@ -52,6 +52,7 @@ _NO_CALLERS = (
 )
 _NO_TESTS = "No test in the index exercises it directly (`codecite search` may find others)."
 _NO_CALLS = "Calls no other code of this repository (calls into libraries are not tracked)."
+_NO_READERS = "No other code of the index writes its name: it may be read by name or unused."
 
 
 def _when(e: Exit) -> str:
@@ -113,7 +114,8 @@ def render(
     whole = page.cites(*expl.defined) or page.link(s.path, s.start_line, expl.end_line)
     page.add(f"{s.kind.capitalize()}{owner} ({s.language}), defined at {whole}.", "")
     if expl.signature:
-        page.add(f"Signature ({page.cites(expl.signature)}):", "")
+        label = "Value" if s.kind == "constant" else "Signature"
+        page.add(f"{label} ({page.cites(expl.signature)}):", "")
         page.add(*_fenced(expl.signature.code, s.language), "")
     if expl.prose:
         page.add(expl.prose.strip(), "")
@@ -135,6 +137,9 @@ def _diagram(hood: Neighbourhood) -> list[str]:
 
 
 def _facts(expl: Explanation, page: _Page, sub: str) -> None:
+    if expl.symbol.kind == "constant":  # no parameters, exits, calls: who reads it
+        page.section(f"{sub}Read by", _usage_rows(expl, page), _NO_READERS)
+        return
     if expl.symbol.kind == "class":
         if expl.params:
             page.section(f"{sub}Constructor parameters", _param_rows(expl, page), "")
@@ -214,7 +219,9 @@ def _usage_rows(expl: Explanation, page: _Page) -> list[str]:
         else (f" ({tests} of them tests)" if tests else "")
     )
     least = "at least " if total >= MAX_EDGES else ""
-    rows = [f"Called from {least}{total} place{'s' if total > 1 else ''}{only}.", ""]
+    verb, also = ("Read in", "Also read in") if expl.symbol.kind == "constant" else (
+        "Called from", "Also called by")  # fmt: skip
+    rows = [f"{verb} {least}{total} place{'s' if total > 1 else ''}{only}.", ""]
     for u in expl.usages:
         assert u.call is not None
         test = " (a test)" if u.is_test else ""
@@ -229,5 +236,5 @@ def _usage_rows(expl: Explanation, page: _Page) -> list[str]:
         listed = ", ".join(
             f"{page.name(u.where.path, u.caller)} ({page.cites(u.where)})" for u in rest
         )
-        rows.append(f"Also called by {listed}{f' and {more} more' if more > 0 else ''}.")
+        rows.append(f"{also} {listed}{f' and {more} more' if more > 0 else ''}.")
     return rows

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import AmbiguousSymbolError, UserError
 from ..types import SYMBOL_LIMIT, Chunk
-from .limits import DEFINITION_KINDS
+from .limits import EXPLAINED_KINDS
 from .scan import body_lines, signature_span
 
 if TYPE_CHECKING:
@@ -41,8 +41,8 @@ def resolve(index: Source, target: str) -> tuple[Chunk, ...]:
     if not groups:
         where = f" in {path}" if path else ""
         raise UserError(
-            f"no function, method or class named {name.strip()!r}{where}; names are "
-            "case-sensitive (`codecite search` finds code by description)"
+            f"no function, method, class or documented constant named {name.strip()!r}{where}; "
+            "names are case-sensitive (`codecite search` finds code by description)"
         )
     if len(groups) > 1:
         raise _ambiguous(text, groups)
@@ -69,12 +69,12 @@ def _by_name(index: Source, name: str, path: str) -> list[Chunk]:
     if not chunks:
         last = name.rsplit(".", 1)[-1]
         ids = store.find_symbols(last, "name", None, SYMBOL_LIMIT)
-        chunks = [c for c in store.get_chunks(ids).values() if c.kind in DEFINITION_KINDS]
+        chunks = [c for c in store.get_chunks(ids).values() if c.kind in EXPLAINED_KINDS]
         if "." in name:  # a dotted path: shop.deals.Deal.close, deals.Deal.close
             chunks = [c for c in chunks if _dotted(c).endswith("." + name) or c.qualname == name]
     if path:
         chunks = [c for c in chunks if c.path == path]
-    return [c for c in chunks if c.kind in DEFINITION_KINDS]
+    return [c for c in chunks if c.kind in EXPLAINED_KINDS]
 
 
 def _dotted(chunk: Chunk) -> str:
@@ -130,12 +130,12 @@ def _at_location(index: Source, path: str, line: int) -> tuple[Chunk, ...]:
             f"{path}: not an indexed file; give a repository-relative path as in a "
             "citation (`codecite search` finds files)"
         )
-    here = [c for c in chunks if c.kind in DEFINITION_KINDS and c.start_line <= line <= c.end_line]
+    here = [c for c in chunks if c.kind in EXPLAINED_KINDS and c.start_line <= line <= c.end_line]
     if not here:
         names = [f"{c.qualname} ({c.path}:{c.start_line})" for c in chunks if c.kind != "module"]
         listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         raise UserError(
-            f"no function, method or class at {path}:{line}"
+            f"no function, method, class or documented constant at {path}:{line}"
             + (f"; this file defines: {listed}" if names else "")
         )
     inner = min(here, key=lambda c: (c.end_line - c.start_line, -c.start_line))
