@@ -60,9 +60,9 @@ class GraphFacts:
     def impact(self, subject: Chunk, hits: Sequence[Hit], terms: Terms) -> Facts:
         """Who calls ``subject`` (code before tests) and which tests exercise it."""
         out = Facts()
-        name = f"`{subject.qualname}`"
         if subject.kind == "constant":
             return self._uses(subject, out)
+        name = f"`{subject.qualname}`"
         testers = {e.src for e in self.store.edges_to(subject.id, "tests")}
         edges = [e for e in self.store.edges_to(subject.id, "calls") if e.src not in testers]
         out.callers = self._sites([(e.src, e.line) for e in edges], "caller", out)
@@ -87,14 +87,14 @@ class GraphFacts:
         writing its name (:func:`graph.readers.readers`), code before tests."""
         word = name_pattern(constant.name)
         found = {c.id: c for c in readers(self.store, constant)}
-        ends: list[tuple[str, int]] = []
+        code: list[tuple[str, int]] = []
+        tests: list[tuple[str, int]] = []
         for chunk_id, chunk in found.items():
             at = next((n for n, text in chunk_lines(chunk, self.source) if word.search(text)), 0)
             if at:
-                ends.append((chunk_id, at))
-        code = [end for end in ends if not is_test_path(found[end[0]].path)]
+                (tests if is_test_path(chunk.path) else code).append((chunk_id, at))
         out.callers = self._sites(code, "caller", out, found)
-        out.tests = self._sites([end for end in ends if end not in code], "test", out, found)
+        out.tests = self._sites(tests, "test", out, found)
         name = f"`{constant.qualname}`"
         if out.callers:
             n = len(out.callers)

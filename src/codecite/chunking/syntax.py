@@ -152,9 +152,7 @@ class Walker:
         (``DEFAULT_RESULT_TTL = 500`` "to keep job results"), not one chunk of all."""
         outer = named[index]
         node = self.unwrap(outer)
-        if node.type not in self.spec.constants or node.type in self.spec.imports:
-            return None
-        if self._import_re is not None and self._import_re.match(self.text(node)):
+        if node.type not in self.spec.constants or self._is_import(node):
             return None
         name = self._constant_name(node)
         if name is None:
@@ -223,10 +221,14 @@ class Walker:
         if scope.in_class or node.type in self.spec.ignored:
             return
         self.found.statements.append(node)
-        if node.type in self.spec.imports or (
-            self._import_re is not None and self._import_re.match(self.text(node))
-        ):
+        if self._is_import(node):
             self.found.imports.append(node)
+
+    def _is_import(self, node: Node) -> bool:
+        """An import statement, or one its text marks as one (``const x = require(...)``)."""
+        return node.type in self.spec.imports or bool(
+            self._import_re is not None and self._import_re.match(self.text(node))
+        )
 
     def _enter_namespace(self, node: Node, scope: Scope) -> Scope:
         name = node.child_by_field_name("name")

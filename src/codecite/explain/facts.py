@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..answer.citations import Block
-from ..graph.readers import readers
+from ..graph.readers import name_pattern, readers
 from ..graph.testmap import is_test_path
 from ..picture.neighbourhood import neighbourhood
 from ..types import Chunk
@@ -26,7 +26,6 @@ from .scan import (
     signature_span,
     text_span,
     verbatim,
-    word_pattern,
 )
 from .signature import TYPE_FIRST, SigParam, parse_signature
 
@@ -180,7 +179,7 @@ def _params(head: Chunk, doc: DocInfo, span: tuple[int, int] | None) -> list[Par
         key = plain_name(p.name)
         named.add(key)
         entry = doc.params.get(key)
-        word = word_pattern(key) if key else None
+        word = name_pattern(key) if key else None
         at = next(
             (n for n in range(span[0], span[1] + 1) if word and word.search(lines.get(n, ""))),
             None,

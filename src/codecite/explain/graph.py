@@ -7,12 +7,13 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..graph.readers import name_pattern
 from ..graph.testmap import is_test_path
 from ..types import Chunk
 from .doc_comment import summary_of
 from .limits import DEFINITION_KINDS, MAX_ASSERTS, MAX_EDGES, MAX_LISTED
 from .model import Cited, Link, TestCase, Usage, quoted, whole
-from .scan import COMMENT, STRING, balanced_end, indent_of, verbatim, word_pattern
+from .scan import COMMENT, STRING, balanced_end, indent_of, verbatim
 
 if TYPE_CHECKING:
     from .source import Source
@@ -62,7 +63,7 @@ def call_site(caller: Chunk, at: tuple[int, ...], name: str) -> Cited | None:
     lines = verbatim(caller)
     starts = [n for n in at if n in lines]
     if not starts:  # no line on the edge: the first line that names it
-        word = word_pattern(name)
+        word = name_pattern(name)
         starts = [n for n in sorted(lines) if word.search(lines[n]) and not COMMENT.match(lines[n])]
         starts = [n for n in starts if n > caller.start_line] or starts
     if not starts:
@@ -138,7 +139,7 @@ def _asserts(chunk: Chunk, start: int, end: int, after: int, name: str) -> tuple
         go = re.match(r"^\s*t\.", text) and above.startswith("if ") and n > start
         first, last = (n - 1 if go else n), balanced_end(lines, n)  # Go: if got != want {
         found.append(quoted("asserts", chunk.path, lines, first, last))
-    word = word_pattern(name)
+    word = name_pattern(name)
     naming = [a for a in found if word.search(a.code)]
     chosen = naming or [a for a in found if a.end_line >= after] or found
     return tuple(chosen[:MAX_ASSERTS])
@@ -162,7 +163,7 @@ def tests_of(
                 where = Cited(title, test.path, start, end)
                 case = TestCase(title, where, _asserts(test, start, end, line, name))
                 cases[test.id, start] = (case, test)
-    word = word_pattern(name)
+    word = name_pattern(name)
 
     def rank(item: tuple[TestCase, Chunk]) -> tuple[bool, bool, str, int]:
         """Tests named after the symbol, then those asserting on it, then by place."""
@@ -181,7 +182,7 @@ def tests_of(
 
 def _mentions(chunk: Chunk, name: str) -> list[int]:
     """Lines of ``chunk`` that name ``name`` in code (not in an import or a comment)."""
-    word = word_pattern(name)
+    word = name_pattern(name)
     return [
         n
         for n, text in verbatim(chunk).items()

@@ -244,8 +244,3 @@ def text_span(lines: dict[int, str], text: str, start: int = 0) -> tuple[int, in
         if last is not None and last - first < MAX_SIGNATURE_LINES * 3:
             return first, last
     return first, first
-
-
-def word_pattern(name: str) -> re.Pattern[str]:
-    """``name`` as a whole identifier."""
-    return re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
