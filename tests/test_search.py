@@ -231,6 +231,17 @@ def test_cli_search_json_contract_and_batch(shop: Path) -> None:
     data = json.loads(proc.stdout)
     assert data["query"] == "where is the VIP discount computed"
     assert len(data["results"]) == 5 and all(set(r) >= R_FIELDS for r in data["results"])
+    # a documented constant is a chunk of its own, kind "constant" (DESIGN §3), a filter too
+    proc = _cli("search", "discount rate per loyalty tier", str(shop), "--kind", "constant",
+                "--json", "-k", "3")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)["results"]
+    assert found and all(r["kind"] == "constant" and set(r) >= R_FIELDS for r in found)
+    assert (found[0]["name"], found[0]["path"], found[0]["start_line"]) == (
+        "LOYALTY_DISCOUNTS",
+        "shop/pricing.py",
+        9,
+    )
     batch = "\n".join(
         json.dumps({"id": i, "query": q})
         for i, q in enumerate(
