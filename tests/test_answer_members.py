@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import codecite
-from codecite.answer.compose import compose, lead_quote
+from codecite.answer.compose import compose, lead_quote, statement, whole_statements
 from codecite.answer.facts import GraphFacts
 from codecite.question import read
 from codecite.retrieve.types import Hit
@@ -108,4 +108,6 @@ def test_the_first_line_quotes_only_from_the_lines_it_cites(tmp_path: Path) -> N
     assert lead.startswith(f"`handle` (handler.py:{block.start_line}-{block.end_line})"), lead
     quoted = lead_quote(lead)  # a statement it quotes is one of the lines it cites
     shown = LONG.split("\n")[block.start_line - 1 : block.end_line]
-    assert not quoted or any(quoted == " ".join(t.split()).rstrip(":{ ") for t in shown), lead
+    assert not quoted or quoted in [statement(t) for _, _, t in whole_statements(shown)], lead
+    # a call written over three lines is quoted whole, on one line
+    assert quoted == "check(request, 'the request line is longer than its size limit allows')"

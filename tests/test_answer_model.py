@@ -59,6 +59,34 @@ def test_whole_statements_are_not_fragments(line: str) -> None:
     assert not is_fragment(line)
 
 
+def test_a_statement_written_over_lines_is_one_statement_when_short() -> None:
+    """A call whose arguments go one a line reads as one statement (the quote a first
+    line can give: the option's default); a docstring, a comment, a statement still open
+    at the end, or one too long to quote whole are none."""
+    from codecite.answer.compose import STATEMENT_LINES, whole_statements
+
+    lines = [
+        "@click.option(",
+        '    "--ws-max-size",',
+        "    type=int,",
+        "    default=16777216,",
+        ")",
+        "def main(ws_max_size: int) -> None:",
+        '    """Run the server.',
+        '    """',
+        "    # start it",
+        "    run(",
+        *[f"        argument_{i}=value_{i}," for i in range(STATEMENT_LINES)],
+        "    )",
+        "    return serve(",
+    ]
+    found = whole_statements(lines)
+    assert found[0] == (0, 4, '@click.option("--ws-max-size", type=int, default=16777216)')
+    assert found[1] == (5, 5, "def main(ws_max_size: int) -> None:")
+    assert len(found) == 2, found  # no docstring, comment, long call, or open call
+    assert whole_statements(["x = {", "    'k': 1,", "}"]) == [(0, 2, "x = {'k': 1}")]
+
+
 def test_a_message_is_matched_by_its_constant_part() -> None:
     assert constant_part("Cannot send a request, as the client has been closed.") == (
         "cannot send a request, as the client has been closed"
@@ -287,8 +315,8 @@ def test_the_learnt_line_score_quotes_the_line_that_says_what_was_asked() -> Non
     assert focus is not None
     shares = {n: terms.share(stems(t)) for n, t in enumerate(RETRY.splitlines(), start=10)}
     assert focus.line == max(shares, key=lambda n: shares[n]), (focus, shares)
-    (at, quote), *_ = focus.quotes
-    assert at in (17, 18), focus.quotes  # the test of the limit or the raise
+    (at, end, quote), *_ = focus.quotes
+    assert at in (17, 18) and end == at, focus.quotes  # the test of the limit or the raise
     assert not is_fragment(quote)
     lines = RETRY.splitlines()
     rows = line_features(lines, [True] * len(lines), terms, np.zeros(len(lines)))

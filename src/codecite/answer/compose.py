@@ -6,8 +6,9 @@ blocks in the order the answer model chose (search's, unless the model's word mo
   question quotes, else the line (a whole statement, never a fragment) holding most of
   the question's rarity-weighted terms.
 - The first line names the first block's symbol with its summary: its docstring's first
-  sentence, else its focus statement quoted whole, never a lone ``self,``, ``)`` or
-  ``error.`` (:func:`is_fragment`).
+  sentence, else its focus statement quoted whole (one written over a few lines on one
+  line: :func:`whole_statements`), never a lone ``self,``, ``)`` or ``error.``
+  (:func:`is_fragment`).
 - An impact question ("what breaks if I change X") leads with X's callers at their call
   sites, code before tests (the code graph's ``calls`` edges), then the blocks.
 """
@@ -92,6 +93,46 @@ def whole_lines(lines: Sequence[str]) -> list[bool]:
     ]
 
 
+#: A statement written over several lines (a call's arguments one a line) is quoted
+#: whole when it has at most this many lines and reads in :data:`QUOTE_CHARS`.
+STATEMENT_LINES = 8
+_TRIPLE_QUOTES = ('"""', "'''")
+_AFTER_OPEN = re.compile(r"([(\[{]) ")
+_BEFORE_CLOSE = re.compile(r",? ([)\]}])")
+
+
+def whole_statements(lines: Sequence[str]) -> list[tuple[int, int, str]]:
+    """The statements of a piece of code that read alone, as ``(first, last, text)``
+    (indexes into ``lines``; ``text`` on one line): a line that is one (:func:`whole_lines`),
+    or the lines from one starting outside any bracket to the one closing them
+    (``@click.option("--ws-max-size", type=int, default=16777216)``) when they are few
+    and short (:data:`STATEMENT_LINES`, :data:`QUOTE_CHARS`)."""
+    states = line_states(lines)
+    out: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(lines):
+        if not states[i][0]:  # inside a statement begun above
+            i += 1
+            continue
+        last = i
+        while not states[last][1] and last + 1 < len(lines) and last - i < STATEMENT_LINES:
+            last += 1
+        if not states[last][1]:  # still open: too long, or cut off
+            i = last + 1
+            continue
+        if last == i:
+            if not is_fragment(lines[i]):
+                out.append((i, i, lines[i]))
+        elif not any(q in t for t in lines[i : last + 1] for q in _TRIPLE_QUOTES):
+            # (a string of prose over lines is no statement: doc_sentence reads it)
+            flat = " ".join(t.strip() for t in lines[i : last + 1])
+            flat = _BEFORE_CLOSE.sub(r"\1", _AFTER_OPEN.sub(r"\1", flat))
+            if len(flat) <= QUOTE_CHARS and not is_fragment(flat):
+                out.append((i, last, flat))
+        i = last + 1
+    return out
+
+
 def statement(text: str) -> str:
     """A line quoted as code, cut at :data:`QUOTE_CHARS` (a header's closing ``:`` or
     ``{`` left out: the sentence ends there)."""
@@ -126,10 +167,10 @@ class Focus:
     text: str
     #: "message" (a line writing what the question quotes) or "line".
     role: str
-    #: (line, text) of the whole statements holding some of the question, the one to
-    #: quote first (none: nothing of the block is quoted). The first line quotes the
-    #: first of them that the block cites.
-    quotes: tuple[tuple[int, str], ...] = ()
+    #: (first line, last line, text) of the whole statements holding some of the
+    #: question, best first (none: nothing of the block is quoted).
+    #: The first line quotes the first of them that the block shows whole.
+    quotes: tuple[tuple[int, int, str], ...] = ()
 
 
 #: A learnt score of each line of a block (:mod:`.focus`): its texts and whether each
@@ -168,10 +209,15 @@ def focus_of(
     most = max(range(len(texts)), key=lambda i: shares[i])
     # the quotes: whole statements holding some of the question, best first by the
     # learnt score (without it: by the share of the question each holds)
-    quotable = [i for i in range(len(texts)) if whole[i] and shares[i] > 0]
+    held = [(a, b, text, terms.share(stems(text))) for a, b, text in whole_statements(texts)]
+    quotable = [(a, b, text, share) for a, b, text, share in held if share > 0]
     scores = score(texts, whole) if score is not None else None
-    rank = (lambda i: -scores[i]) if scores is not None else (lambda i: -shares[i])
-    quotes = tuple((lines[i][0], texts[i]) for i in sorted(quotable, key=rank))
+
+    def rank(statement: tuple[int, int, str, float]) -> float:
+        a, b, _, share = statement
+        return -float(scores[a : b + 1].max()) if scores is not None else -share
+
+    quotes = tuple((lines[a][0], lines[b][0], text) for a, b, text, _ in sorted(quotable, key=rank))
     if shares[most] > 0:
         return Focus(lines[most][0], texts[most], "line", quotes)
     if scores is not None:  # none holds a word of it: the learnt score's line
@@ -332,7 +378,9 @@ def _lead(first: _Shown, terms: Terms) -> str:
         return f"{name} ({where}): {summary}."
     # a statement is quoted only from the lines the block shows
     shown = range(b.first_shown, b.first_shown + len(b.lines))
-    quote = next((text for n, text in (focus.quotes if focus else ()) if n in shown), "")
+    quote = next(
+        (text for a, b, text in (focus.quotes if focus else ()) if a in shown and b in shown), ""
+    )
     if quote and first.chunk.language in PROSE_LANGUAGES:
         return f"{name} ({where}): {first_sentence(statement(quote).lstrip('#>*- '))}"
     if quote:
