@@ -87,6 +87,40 @@ def test_a_statement_written_over_lines_is_one_statement_when_short() -> None:
     assert whole_statements(["x = {", "    'k': 1,", "}"]) == [(0, 2, "x = {'k': 1}")]
 
 
+def test_statements_inside_a_brace_block_read_alone() -> None:
+    """In Go or JavaScript a ``{`` opens a block of statements: a line inside a function
+    is a statement (gin's "Using port :8080 by default" is quotable), an argument of a
+    call begun above is not; in Python a ``{`` opens a dict, whose lines are parts."""
+    from codecite.answer.compose import braces_open_blocks, whole_lines
+
+    go = [
+        "func resolveAddress(addr []string) string {",
+        "\tif len(addr) == 0 {",
+        '\t\tdebugPrint("Using port :8080 by default")',
+        '\t\treturn ":8080"',
+        "\t}",
+        "\treturn join(",
+        "\t\taddr,",
+        "\t)",
+        "}",
+    ]
+    assert braces_open_blocks("go") and braces_open_blocks("javascript")
+    assert whole_lines(go, blocks=True) == [
+        False,
+        False,
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ]
+    assert not any(whole_lines(go))  # read as Python's braces: all inside one bracket
+    assert not braces_open_blocks("python")
+    assert whole_lines(["LIMITS = {", "    'gold': 0.10", "}"]) == [False, False, False]
+
+
 def test_a_message_is_matched_by_its_constant_part() -> None:
     assert constant_part("Cannot send a request, as the client has been closed.") == (
         "cannot send a request, as the client has been closed"

@@ -187,23 +187,35 @@ _TRIPLE = re.compile(r'"""|\'\'\'')
 _OPEN = "([{"
 
 
-def line_states(lines: Sequence[str], braces: bool = True) -> list[tuple[bool, bool]]:
+def line_states(
+    lines: Sequence[str], braces: bool = True, blocks: bool = False
+) -> list[tuple[bool, bool]]:
     """For each line of a piece of code, whether it starts and whether it ends outside
     any bracket or triple-quoted string opened on an earlier line (``braces=False``:
-    a ``{`` opens a block of statements, not a bracket)."""
+    a ``{`` is no bracket at all; ``blocks``: inside a ``{`` is where statements are, as
+    in Go, JavaScript or Rust, so a line there starts clear when no ``(`` or ``[`` is
+    open inside that ``{``)."""
     opening, closing = (_OPEN, _CLOSE) if braces else (_OPEN[:2], _CLOSE[:2])
     out: list[tuple[bool, bool]] = []
-    depth, quoted = 0, False
+    stack: list[str] = []
+    quoted = False
+
+    def clear() -> bool:
+        return not quoted and (not stack or (blocks and stack[-1] == "{"))
+
     for text in lines:
-        starts_clear = depth == 0 and not quoted
+        starts_clear = clear()
         bare = _STRING.sub('""', text)
         for piece in _TRIPLE.split(bare) if _TRIPLE.search(bare) else [bare]:
             if not quoted:
-                depth += sum(piece.count(c) for c in opening) - sum(piece.count(c) for c in closing)
-                depth = max(depth, 0)
+                for c in piece:
+                    if c in opening:
+                        stack.append(c)
+                    elif c in closing and stack:
+                        stack.pop()
             quoted = not quoted
         quoted = not quoted  # the last piece did not open a string
-        out.append((starts_clear, depth == 0 and not quoted))
+        out.append((starts_clear, clear()))
     return out
 
 

@@ -83,14 +83,25 @@ def is_fragment(line: str) -> bool:
     return len(words) < 2 and not (words and words[0] in _BARE)
 
 
-def whole_lines(lines: Sequence[str]) -> list[bool]:
+def whole_lines(lines: Sequence[str], blocks: bool = False) -> list[bool]:
     """For each line of a piece of code, whether it reads alone: it starts and ends
     outside any bracket or triple-quoted string opened on an earlier line (an argument
-    of a call begun above, a line of a docstring, are parts), and it is no fragment."""
+    of a call begun above, a line of a docstring, are parts), and it is no fragment.
+    ``blocks``: a ``{`` opens a block of statements (:func:`braces_open_blocks`)."""
     return [
         starts and ends and not is_fragment(text)
-        for text, (starts, ends) in zip(lines, line_states(lines), strict=True)
+        for text, (starts, ends) in zip(lines, line_states(lines, blocks=blocks), strict=True)
     ]
+
+
+#: Languages whose ``{`` opens a value (a dict, a set), not a block of statements.
+_BRACED_VALUES = frozenset({"python"})
+
+
+def braces_open_blocks(language: str) -> bool:
+    """Whether a ``{`` of ``language`` opens a block of statements (Go, JavaScript,
+    Rust, Java, ...): the lines inside it are statements that may read alone."""
+    return language not in _BRACED_VALUES
 
 
 #: A statement written over several lines (a call's arguments one a line) is quoted
@@ -101,13 +112,14 @@ _AFTER_OPEN = re.compile(r"([(\[{]) ")
 _BEFORE_CLOSE = re.compile(r",? ([)\]}])")
 
 
-def whole_statements(lines: Sequence[str]) -> list[tuple[int, int, str]]:
+def whole_statements(lines: Sequence[str], blocks: bool = False) -> list[tuple[int, int, str]]:
     """The statements of a piece of code that read alone, as ``(first, last, text)``
     (indexes into ``lines``; ``text`` on one line): a line that is one (:func:`whole_lines`),
     or the lines from one starting outside any bracket to the one closing them
     (``@click.option("--ws-max-size", type=int, default=16777216)``) when they are few
-    and short (:data:`STATEMENT_LINES`, :data:`QUOTE_CHARS`)."""
-    states = line_states(lines)
+    and short (:data:`STATEMENT_LINES`, :data:`QUOTE_CHARS`). ``blocks``: as
+    :func:`whole_lines`'s."""
+    states = line_states(lines, blocks=blocks)
     out: list[tuple[int, int, str]] = []
     i = 0
     while i < len(lines):
@@ -202,14 +214,17 @@ def focus_of(
     texts = [text for _, text in lines]
     if not any(text.strip() for text in texts):
         return None
-    whole = whole_lines(texts)
+    blocks = braces_open_blocks(chunk.language)
+    whole = whole_lines(texts, blocks)
     shares = [terms.share(stems(text)) if text.strip() else -1.0 for text in texts]
     # the highlight: the line holding most of the question (the first of them), a part
     # of a statement too ('"gold": 0.10,' in a table); a block shows the lines around it
     most = max(range(len(texts)), key=lambda i: shares[i])
     # the quotes: whole statements holding some of the question, best first by the
     # learnt score (without it: by the share of the question each holds)
-    held = [(a, b, text, terms.share(stems(text))) for a, b, text in whole_statements(texts)]
+    held = [
+        (a, b, text, terms.share(stems(text))) for a, b, text in whole_statements(texts, blocks)
+    ]
     quotable = [(a, b, text, share) for a, b, text, share in held if share > 0]
     scores = score(texts, whole) if score is not None else None
 
