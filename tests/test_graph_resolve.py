@@ -226,6 +226,39 @@ def test_inherits_imports_and_tests_edges() -> None:
     ]
 
 
+def test_a_variable_abbreviating_a_class_resolves_to_its_method() -> None:
+    """``ctx.invoke`` among ``Context.invoke`` and ``Command.invoke`` is the context's
+    (click's ``Command.invoke`` calling ``ctx.invoke(self.callback)``); ``cmd.invoke``
+    the command's; ``p.invoke`` is no call of either in Python, where one letter says
+    nothing; in Go ``c.Bind`` is ``Context.Bind`` by the receiver convention, but ``t``
+    is a *testing.T."""
+    defs = [
+        module("cli/core.py"),
+        d("cli/core.py", "method", "Context.invoke"),
+        d("cli/core.py", "method", "Command.invoke"),
+        d("cli/core.py", "function", "main"),
+        module("context.go", "go"),
+        d("context.go", "method", "Context.Bind", "go"),
+        d("context.go", "method", "DefaultBinder.Bind", "go"),
+        d("context.go", "method", "tomlBinding.Name", "go"),
+        d("context.go", "method", "headerBinding.Name", "go"),
+        d("context.go", "function", "TestBind", "go"),
+    ]
+    refs = [
+        call("cli/core.py", "main", "invoke", "ctx", 3),
+        call("cli/core.py", "main", "invoke", "cmd", 4),
+        call("cli/core.py", "main", "invoke", "p", 5),
+        call("context.go", "TestBind", "Bind", "c", 6),
+        call("context.go", "TestBind", "Name", "t", 7),
+    ]
+    got = {(e.src, e.dst, e.line) for e in resolve(defs, {}, refs) if e.kind == "calls"}
+    assert got == {
+        ("cli/core.py::main", "cli/core.py::Context.invoke", 3),
+        ("cli/core.py::main", "cli/core.py::Command.invoke", 4),
+        ("context.go::TestBind", "context.go::Context.Bind", 6),
+    }
+
+
 def test_invert_gives_callers() -> None:
     edges = [Edge("a", "b", "calls", 1), Edge("c", "b", "calls", 2), Edge("a", "b", "tests")]
     assert [e.src for e in invert(edges)["b"]] == ["a", "c"]

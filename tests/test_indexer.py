@@ -122,6 +122,28 @@ def test_another_chunker_cuts_every_file_again_once(repo: Path) -> None:
     assert not third.rechunked and third.unchanged == 4 and third.chunks_written == 0
 
 
+def test_edges_an_older_resolver_drew_are_drawn_again_once(repo: Path) -> None:
+    """The resolver's rules change between releases (GRAPH_VERSION): an index whose
+    edges an older one drew gets every edge drawn again on its next update, with no
+    file changed and nothing cut or embedded again."""
+    from codecite.graph.resolve import GRAPH_VERSION
+    from codecite.index.run import GRAPH_KEY
+
+    _index(repo)
+    with codecite.open_index(repo) as idx:
+        assert idx.store.get_meta(GRAPH_KEY) == str(GRAPH_VERSION)
+        checkout = next(c for c in idx.chunks("billing/orders.py") if c.name == "checkout")
+        ids = [c.id for c in idx.chunks("billing")]
+        with idx.store.transaction():  # as an older resolver left it: no call found
+            idx.store.replace_edges(set(ids), [], ("calls",))
+            idx.store.set_meta({GRAPH_KEY: "1"})
+    again = _index(repo)
+    assert again.changed == 0 and again.chunks_written == 0 and again.embedded == 0
+    with codecite.open_index(repo) as idx:
+        assert idx.store.get_meta(GRAPH_KEY) == str(GRAPH_VERSION)
+        assert [e.dst for e in idx.store.edges_from(checkout.id, "calls")]
+
+
 def test_touched_but_identical_file_is_not_reparsed(repo: Path) -> None:
     _index(repo)
     path = repo / "billing" / "orders.py"

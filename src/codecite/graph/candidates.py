@@ -38,18 +38,37 @@ def qualifier_key(qualifier: str) -> str:
     return normalize(qualifier.lstrip("$@&*"))
 
 
+_GO_TESTING = frozenset({"t", "b"})
+
+
+def abbreviates(key: str, owner: str, fam: str) -> bool:
+    """Whether a variable's name (normalized) abbreviates a class's: its first letter,
+    then its other letters in order (``ctx`` → ``Context``, ``req`` → ``Request``). One
+    letter only in Go, where a receiver or a short-lived variable is named so by
+    convention (``c *Context``)."""
+    if not key or not owner or key[0] != owner[0] or key == owner:
+        return False
+    if len(key) == 1:  # (``t``, ``b``: Go's *testing.T and *testing.B)
+        return fam == "go" and key not in _GO_TESTING
+    rest = iter(owner[1:])
+    return all(letter in rest for letter in key[1:])
+
+
 def pick(cands: Sequence[Cand], q: str, cls: str, plain: bool) -> list[Cand]:
     """The candidates if they are one definition (overloads allowed), else [].
 
     Several are first narrowed: a variable qualifier to the class named like it
-    (``order`` → ``Order``); a plain call to the enclosing class ``cls``, then to
-    top-level definitions when unqualified.
+    (``order`` → ``Order``), else to the class whose name it abbreviates (``ctx`` →
+    ``Context``); a plain call to the enclosing class ``cls``, then to top-level
+    definitions when unqualified.
     """
     if len(cands) <= 1:
         return list(cands)
     if not plain:
         key = qualifier_key(q)
         narrowed = [c for c in cands if c.owner == key]
+        if not narrowed:
+            narrowed = [c for c in cands if abbreviates(key, c.owner, c.fam)]
     else:
         narrowed = [c for c in cands if c.parent == cls] if cls else []
         if not narrowed and not q:

@@ -6,7 +6,9 @@ A reference ``qualifier.name`` made in file F resolves by the first rule that fi
 2. Qualifier is an imported module/alias (``orders.cancel``, Go ``o.New``): ``name`` defined
    in that module's files, top level preferred (one re-export hop followed).
 3. Qualifier names a class, defined in F or imported (``Order.create``): its method ``name``;
-   or a variable named like a class (``order.cancel`` → ``Order.cancel``), F's or imported.
+   or a variable named like a class (``order.cancel`` → ``Order.cancel``), F's or imported;
+   among several candidates, the class whose name the variable abbreviates (``ctx.invoke``
+   → ``Context.invoke``; Go's one-letter ``c.Bind`` too: ``candidates.abbreviates``).
 4. Same file: definitions of ``name`` in F.
 5. Imports: ``name`` imported into F (``from .orders import cancel``), or defined in a file
    whose names are all visible (``import *``, ``#include``, C# ``using``, Ruby ``require``);
@@ -38,6 +40,9 @@ from codecite.graph.scope import FileScope, build_scope, root
 from codecite.graph.testmap import convention_pairs, family, is_test_path, is_test_source
 from codecite.types import Definition, Edge, Import, Reference
 
+#: The resolver's rules: an index whose edges an older version drew has them all drawn
+#: again on its next update (2: a variable abbreviating a class, ``ctx`` → ``Context``).
+GRAPH_VERSION = 2
 TARGET_KINDS = frozenset({"function", "method", "class"})
 SELF_WORDS = frozenset({"self", "this", "cls", "Self", "$this", "static", "@"})
 SUPER_WORDS = frozenset({"super", "super()", "base", "parent"})

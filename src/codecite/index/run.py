@@ -23,7 +23,7 @@ from ..chunking import chunking_key
 from ..config import Config
 from ..embed import EMBED_TEXT_VERSION, Embedder, get_embedder
 from ..errors import Interrupted, ModelMismatchError
-from ..graph.resolve import Resolver, dedupe
+from ..graph.resolve import GRAPH_VERSION, Resolver, dedupe
 from ..progress import Progress, ProgressFn, Timer
 from ..store.protocols import IndexWriter
 from ..types import EDGE_KINDS, IndexReport, Skipped, SourceFile
@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 ESTIMATED_CHUNKS_PER_SECOND = 60.0
 #: Files written per transaction in the parse stage.
 FILES_PER_COMMIT = 200
+#: The metadata key recording which resolver drew the index's edges.
+GRAPH_KEY = "graph_version"
 
 
 class Indexer:
@@ -298,11 +300,13 @@ class Indexer:
     # --- graph ---------------------------------------------------------------
     def _finish_graph(self, report: IndexReport) -> None:
         changed = report.added + report.modified
-        if not (changed or report.deleted):
+        # an index whose edges an older resolver drew: every edge is drawn again
+        stale = self.store.get_meta(GRAPH_KEY) != str(GRAPH_VERSION)
+        if not (changed or report.deleted or stale):
             return
         started = time.perf_counter()
         self.progress(Progress("graph", 0, 1))
-        full = bool(report.added or report.deleted)
+        full = bool(report.added or report.deleted or stale)
         if full:  # the set of files changed: imports and names may resolve differently
             paths = set(self.store.files())
         else:  # files that changed, and files referring to names they define(d)
@@ -325,6 +329,7 @@ class Indexer:
         with self.store.transaction():
             self.store.replace_edges(srcs, edges, EDGE_KINDS)
             self.store.prune_edges()
+            self.store.set_meta({GRAPH_KEY: str(GRAPH_VERSION)})
         self.timer.add("graph", started)
         self.progress(Progress("graph", 1, 1))
 
