@@ -214,3 +214,17 @@ def test_a_blocks_note_says_its_role_in_json_and_on_the_page() -> None:
     assert data["blocks"][0]["note"] == "raises it"
     (group,) = block_views(data)
     assert [view.note for view in group.blocks] == ["raises it", ""]
+
+
+def test_a_doc_comments_summary_ends_before_its_tags() -> None:
+    """A summary is the first sentence of the prose before the tags: JSDoc's ``@param``
+    and Sphinx's ``:param x:`` lines are no sentence of it, and a doc comment of tags
+    alone (koa's ``Application`` constructor) has none; an address is no tag."""
+    from codecite.answer.blocks import first_sentence
+
+    assert first_sentence("Return the job\n@return {Job} the job") == "Return the job"
+    assert first_sentence("Return the job.\n:param x: the id\n:returns: a job") == "Return the job."
+    assert first_sentence("@param {object} [options] Application options\n@param x") == ""
+    assert (
+        first_sentence("Mail it to ops@example.com today.") == "Mail it to ops@example.com today."
+    )

@@ -40,7 +40,13 @@ _PROSE_FILE = re.compile(r"\.(md|rst|txt|adoc)$", re.I)
 DOC_SECTIONS = (
     r"args|arguments|params|parameters|returns?|yields?|raises|examples?|notes?|attributes"
 )
-_PARAGRAPH_END = re.compile(rf"\n\s*\n|\n\s*:?({DOC_SECTIONS})::?\s*(\n|$)", re.I)
+#: Where a doc comment's summary paragraph ends: a blank line, a section heading
+#: ("Args:"), or a tag or field line (JSDoc's "@param", Sphinx's ":param x:"), which may
+#: be its first line: a doc of tags alone has no summary.
+_PARAGRAPH_END = re.compile(
+    rf"\n\s*\n|\n\s*:?({DOC_SECTIONS})::?\s*(\n|$)|(^|\n)\s*(@[a-zA-Z]+\b|:[a-z]+[^:\n]*:)",
+    re.I,
+)
 
 
 def secondary_path(path: str) -> bool:
