@@ -228,3 +228,13 @@ def test_a_doc_comments_summary_ends_before_its_tags() -> None:
     assert (
         first_sentence("Mail it to ops@example.com today.") == "Mail it to ops@example.com today."
     )
+
+
+def test_examples_docs_and_tests_come_after_the_code_itself() -> None:
+    """An impact answer lists the library's callers before its examples' and tests'
+    (Go projects keep examples in ``_examples/``, a folder Go's tools skip)."""
+    from codecite.answer.blocks import secondary_path
+
+    assert not secondary_path("mux.go") and not secondary_path("src/app/routes.py")
+    for path in ("_examples/rest/main.go", "examples/app.js", "docs/guide.md", "mux_test.go"):
+        assert secondary_path(path), path

@@ -34,7 +34,9 @@ CLOSING_LINES = 6
 HEADER_GAP = 2
 _TRAILING_COMMENT = re.compile(r"\s+(#|//).*$")
 _CLOSE = ")]}"
-_DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo|benchmarks?)/", re.I)
+#: Folders of docs, examples and benchmarks (``_examples``: Go's tools skip a folder
+#: whose name starts with ``_``).
+_DOC_PATH = re.compile(r"(^|/)_?(docs?|documentation|examples?|samples?|demo|benchmarks?)/", re.I)
 _PROSE_FILE = re.compile(r"\.(md|rst|txt|adoc)$", re.I)
 #: A doc comment's section headings: where its first paragraph ends.
 DOC_SECTIONS = (

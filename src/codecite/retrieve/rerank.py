@@ -25,7 +25,9 @@ from ..question.kinds import QueryInfo, symbol_candidates
 from ..store.protocols import GraphReader
 from .types import Hit
 
-_DOC_PATH = re.compile(r"(^|/)(docs?|documentation|examples?|samples?|demo)/|\.(md|rst|txt)$", re.I)
+_DOC_PATH = re.compile(
+    r"(^|/)_?(docs?|documentation|examples?|samples?|demo)/|\.(md|rst|txt)$", re.I
+)
 #: A project's own tooling: build, release and documentation scripts, benchmarks,
 #: version stamping. A bug report's fix is in the code it ships, rarely here.
 _SUPPORT_PATH = re.compile(
