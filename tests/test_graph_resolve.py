@@ -259,6 +259,25 @@ def test_a_variable_abbreviating_a_class_resolves_to_its_method() -> None:
     }
 
 
+def test_a_common_method_name_in_capitals_is_no_unique_global_name() -> None:
+    """Go writes common method names capitalised: ``wg.Add(1)`` (a sync.WaitGroup) and
+    ``ts.Close()`` (an httptest server) are no calls of the repository's only ``Add`` or
+    ``Close``; a receiver named like the class still reaches it."""
+    defs = [
+        module("tree.go", "go"),
+        d("tree.go", "method", "RouteParams.Add", "go"),
+        d("tree.go", "function", "serve", "go"),
+        module("cmd/main.go", "go"),
+        d("cmd/main.go", "function", "main", "go"),
+    ]
+    refs = [
+        call("cmd/main.go", "main", "Add", "wg", 3),
+        call("cmd/main.go", "main", "Add", "routeParams", 4),
+    ]
+    got = {(e.src, e.dst, e.line) for e in resolve(defs, {}, refs) if e.kind == "calls"}
+    assert got == {("cmd/main.go::main", "tree.go::RouteParams.Add", 4)}
+
+
 def test_invert_gives_callers() -> None:
     edges = [Edge("a", "b", "calls", 1), Edge("c", "b", "calls", 2), Edge("a", "b", "tests")]
     assert [e.src for e in invert(edges)["b"]] == ["a", "c"]

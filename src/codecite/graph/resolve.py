@@ -34,19 +34,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from codecite.chunking.grammars import detect_language
-from codecite.graph.candidates import NO_IMPLICIT_THIS, Cand, pick, qualifier_key
+from codecite.graph.candidates import NO_IMPLICIT_THIS, Cand, abbreviates, pick, qualifier_key
 from codecite.graph.paths import PathIndex, resolve_module
 from codecite.graph.scope import FileScope, build_scope, root
 from codecite.graph.testmap import convention_pairs, family, is_test_path, is_test_source
 from codecite.types import Definition, Edge, Import, Reference
 
 #: The resolver's rules: an index whose edges an older version drew has them all drawn
-#: again on its next update (2: a variable abbreviating a class, ``ctx`` → ``Context``).
-GRAPH_VERSION = 2
+#: again on its next update (2: a variable abbreviating a class, ``ctx`` → ``Context``;
+#: 3: common method names in any case, Go's ``wg.Add`` no call of a unique ``Add``).
+GRAPH_VERSION = 3
 TARGET_KINDS = frozenset({"function", "method", "class"})
 SELF_WORDS = frozenset({"self", "this", "cls", "Self", "$this", "static", "@"})
 SUPER_WORDS = frozenset({"super", "super()", "base", "parent"})
-#: Method names too common to link through a global lookup on an unknown receiver.
+#: Method names too common to link through a global lookup on an unknown receiver (in
+#: any case).
 COMMON_NAMES = frozenset(
     {
         "get",
@@ -116,6 +118,10 @@ COMMON_NAMES = frozenset(
         "discard",
     }
 )
+
+
+#: The same, in any case: Go and C# capitalise them (``wg.Add``, ``ts.Close``).
+_COMMON_LOWER = frozenset(n.lower() for n in COMMON_NAMES)
 
 
 class Resolver:
@@ -340,8 +346,10 @@ class Resolver:
                 and (c.kind == "class" or not inherit)
                 and not (plain and fam in NO_IMPLICIT_THIS and c.kind == "method")
             ]
-            if not plain and name in COMMON_NAMES:
-                cands = [c for c in cands if c.owner == key[2]]
+            if not plain and name.lower() in _COMMON_LOWER:
+                cands = [
+                    c for c in cands if c.owner == key[2] or abbreviates(key[2], c.owner, c.fam)
+                ]
             hits = self._global[key] = pick(cands, q, "", plain)
         return hits
 
