@@ -238,3 +238,22 @@ def test_examples_docs_and_tests_come_after_the_code_itself() -> None:
     assert not secondary_path("mux.go") and not secondary_path("src/app/routes.py")
     for path in ("_examples/rest/main.go", "examples/app.js", "docs/guide.md", "mux_test.go"):
         assert secondary_path(path), path
+
+
+def test_a_comment_over_lines_is_no_code_in_a_brace_language() -> None:
+    """In TypeScript a ``/** ... */`` doc comment whose lines carry no ``*`` (ky's style)
+    is no statement, and the brackets of a ``//`` comment open nothing; in Python a
+    ``/*`` in a comment (a glob) opens nothing either."""
+    ts = [
+        "export type RetryOptions = {",
+        "\t/**",
+        "\tThe HTTP status codes allowed to retry (see below.",
+        "\t*/",
+        "\tstatusCodes?: number[];",
+        "\t// the methods (#91",
+        "\tmethods?: string[];",
+        "};",
+    ]
+    assert whole_lines(ts, blocks=True) == [False, False, False, False, True, False, True, False]
+    python = ["def f():", "    # files under a/*.py", "    return g(1)"]
+    assert line_states(python) == [(True, True)] * 3

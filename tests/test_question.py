@@ -463,3 +463,24 @@ def test_a_long_class_cut_into_parts_is_one_definition_to_look_up(tmp_path: Path
         assert len(parts) > MAX_DEFINITIONS  # the class is cut into many chunks
         assert count_definitions(store, "MultiBlock", None) == 1
         assert specific_identifiers(store, ("MultiBlock",), None, 5) == ("MultiBlock",)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "held"),
+    [
+        ("What happens when the timeout is reached?", "quantity", {"timeout", "reach"}),
+        ("How does the timeout work?", "quantity", {"timeout"}),
+        ("How are permissions checked?", "who", {"permiss", "check"}),
+        ("What is the default timeout?", "quantity", {"timeout"}),
+    ],
+)
+def test_words_that_make_a_kind_and_name_the_subject_stay_in_it(
+    text: str, kind: str, held: set[str]
+) -> None:
+    """The words that say what kind of answer is wanted ("what is the default") are no
+    evidence and leave the subject; a word that makes the
+    kind but names the thing asked about ("timeout", "permissions") stays: the answer's
+    terms, its quote and its model read it."""
+    asked = read(text)
+    assert asked.kind.name == kind
+    assert set(asked.terms(lambda _: 1, 100).stems) == held

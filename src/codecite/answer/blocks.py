@@ -191,38 +191,53 @@ def _grow(lines: Sequence[tuple[int, str]], first: int, last: int, base: int) ->
 
 
 _STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
-_TRIPLE = re.compile(r'"""|\'\'\'')
 _OPEN = "([{"
+
+
+#: What opens or closes a string or a comment over lines: a triple quote, ``/*``, ``*/``.
+_SPANNING = re.compile(r'"""|\'\'\'|/\*|\*/')
 
 
 def line_states(
     lines: Sequence[str], braces: bool = True, blocks: bool = False
 ) -> list[tuple[bool, bool]]:
     """For each line of a piece of code, whether it starts and whether it ends outside
-    any bracket or triple-quoted string opened on an earlier line (``braces=False``:
-    a ``{`` is no bracket at all; ``blocks``: inside a ``{`` is where statements are, as
-    in Go, JavaScript or Rust, so a line there starts clear when no ``(`` or ``[`` is
-    open inside that ``{``)."""
+    any bracket or triple-quoted string opened on an earlier line (``braces=False``: a
+    ``{`` is no bracket at all; ``blocks``: the code is Go, JavaScript, Rust or another
+    language whose ``{`` opens a block of statements: a line inside one starts clear
+    when no ``(`` or ``[`` is open inside it, a ``/* */`` comment over lines is no
+    code, and a ``//`` comment's brackets count for nothing)."""
     opening, closing = (_OPEN, _CLOSE) if braces else (_OPEN[:2], _CLOSE[:2])
     out: list[tuple[bool, bool]] = []
     stack: list[str] = []
-    quoted = False
+    inside = ""  # the triple quote or "/*" the scan is inside
 
     def clear() -> bool:
-        return not quoted and (not stack or (blocks and stack[-1] == "{"))
+        return not inside and (not stack or (blocks and stack[-1] == "{"))
 
     for text in lines:
         starts_clear = clear()
         bare = _STRING.sub('""', text)
-        for piece in _TRIPLE.split(bare) if _TRIPLE.search(bare) else [bare]:
-            if not quoted:
+        at = 0
+        for mark in [*_SPANNING.finditer(bare), None]:
+            piece = bare[at : mark.start() if mark else len(bare)]
+            if not inside:
+                if blocks and "//" in piece:  # a line comment: the rest of the line
+                    piece, mark = piece.split("//", 1)[0], None
                 for c in piece:
                     if c in opening:
                         stack.append(c)
                     elif c in closing and stack:
                         stack.pop()
-            quoted = not quoted
-        quoted = not quoted  # the last piece did not open a string
+            if mark is None:
+                break
+            token, at = mark.group(0), mark.end()
+            if not blocks and token in ("/*", "*/"):  # Python: a "/*" of a glob in a comment
+                continue
+            if not inside and token != "*/":
+                inside = token
+            elif (inside == "/*" and token == "*/") or (inside == token != "/*"):
+                inside = ""
         out.append((starts_clear, clear()))
     return out
 

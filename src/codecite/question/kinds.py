@@ -63,6 +63,13 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"describe|steps?|flow|logic|works?)\b", re.I)),
 )  # fmt: skip
 KINDS = ("error", *dict.fromkeys(kind for kind, _, _ in _RULES), "yesno")
+#: Words that make a kind but name what the question is about: they stay in its subject
+#: ("What happens when the timeout is reached?", "How are permissions checked?").
+_CONTENT = re.compile(
+    r"limits?|maximum|minimum|timeouts?|expir\w+|ttl|lifetime|permissions?|authori[sz]\w*|"
+    r"access control",
+    re.I,
+)
 #: A question asking for tests: tests named in the plural, their coverage, "is there a
 #: test", "a test for/that ..." ("the test client", "a test helper" name a thing).
 _WANTS_TESTS = re.compile(
@@ -97,7 +104,7 @@ class Kind:
     intent: str
     polar: bool = False
     #: The words that made the kind ("what breaks if I change", "which tests"): not
-    #: what the question is about.
+    #: what the question is about ('' when they are: "timeout", "permissions").
     phrase: str = ""
     #: A tests question that asks for tests ("which tests", "is there a test for"), not
     #: about a thing named test ("the test client").
@@ -120,7 +127,8 @@ def classify(text: str, reported: bool = False, long: bool = False) -> Kind:
             if long:
                 return Kind("error" if name in ("tests", "impact") else name, "locate", False)
             wants = name == "tests" and bool(_WANTS_TESTS.search(text))
-            return Kind(name, intent, polar and name not in ("how", "where"), found.group(0), wants)
+            phrase = "" if _CONTENT.fullmatch(found.group(0)) else found.group(0)
+            return Kind(name, intent, polar and name not in ("how", "where"), phrase, wants)
     if long:
         return Kind("error", "locate", False)
     return Kind("yesno", "locate", True) if polar else Kind("how", "locate", False)
