@@ -468,8 +468,10 @@ def test_a_long_class_cut_into_parts_is_one_definition_to_look_up(tmp_path: Path
 @pytest.mark.parametrize(
     ("text", "kind", "held"),
     [
-        ("What happens when the timeout is reached?", "quantity", {"timeout", "reach"}),
-        ("How does the timeout work?", "quantity", {"timeout"}),
+        ("What happens when the timeout is reached?", "what-happens", {"timeout", "reach"}),
+        ("How does the timeout work?", "how", {"timeout"}),
+        ("Where is the time limit enforced?", "where", {"time", "limit", "enforc"}),
+        ("Is there a limit on uploads?", "quantity", {"limit", "upload"}),
         ("How are permissions checked?", "who", {"permiss", "check"}),
         ("What is the default timeout?", "quantity", {"timeout"}),
     ],

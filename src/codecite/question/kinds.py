@@ -13,6 +13,7 @@ order, the first rule that matches wins:
 - ``what-happens``: what happens when / if ...;
 - ``where``: where is X;
 - ``how``: how does X work, why;
+- ``quantity`` again: a word of a quantity alone (a limit, a timeout, a ttl);
 
 ``error`` (a pasted report or traceback, or a question quoting an error message) is
 read from the question's parts first; a question phrased as yes/no with no other kind
@@ -51,8 +52,7 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("quantity", "locate", re.compile(
         r"\b(how (long|many|much|often|big|large|soon|fast|frequently|wide|high|far|small)|"
         r"what (is|are) the (default|limit|maximum|minimum|max|min|size|timeout|number|port|"
-        r"interval)|default (value|timeout|size|limit|port|number)|limits?|maximum|minimum|"
-        r"timeouts?|expir\w+|ttl|lifetime)\b", re.I)),
+        r"interval)|default (value|timeout|size|limit|port|number))\b", re.I)),
     ("what-happens", "explain", re.compile(
         r"\b(what happens|what if|what does it do (when|if)|how does it (handle|behave|react|"
         r"respond))\b", re.I)),
@@ -61,6 +61,10 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("how", "explain", re.compile(
         r"\b(how (does|do|is|are|can|should|to)|explain|walk me through|why|what (does|do)|"
         r"describe|steps?|flow|logic|works?)\b", re.I)),
+    # a word of a quantity alone asks for one when nothing else is asked: "what happens
+    # when the timeout is reached", "where is the time limit enforced" ask otherwise
+    ("quantity", "locate", re.compile(
+        r"\b(limits?|maximum|minimum|timeouts?|expir\w+|ttl|lifetime)\b", re.I)),
 )  # fmt: skip
 KINDS = ("error", *dict.fromkeys(kind for kind, _, _ in _RULES), "yesno")
 #: Words that make a kind but name what the question is about: they stay in its subject
