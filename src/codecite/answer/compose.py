@@ -221,7 +221,8 @@ def focus_of(
     # of a statement too ('"gold": 0.10,' in a table); a block shows the lines around it
     most = max(range(len(texts)), key=lambda i: shares[i])
     # the quotes: whole statements holding some of the question, best first by the
-    # learnt score (without it: by the share of the question each holds)
+    # learnt score (a statement over lines: its lines' mean, so no length wins by having
+    # more lines to score; without it: by the share of the question each holds)
     held = [
         (a, b, text, terms.share(stems(text))) for a, b, text in whole_statements(texts, blocks)
     ]
@@ -230,7 +231,7 @@ def focus_of(
 
     def rank(statement: tuple[int, int, str, float]) -> float:
         a, b, _, share = statement
-        return -float(scores[a : b + 1].max()) if scores is not None else -share
+        return -float(scores[a : b + 1].mean()) if scores is not None else -share
 
     quotes = tuple((lines[a][0], lines[b][0], text) for a, b, text, _ in sorted(quotable, key=rank))
     if shares[most] > 0:
