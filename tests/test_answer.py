@@ -113,6 +113,65 @@ def test_changing_a_documented_constant_names_the_lines_that_read_it(answerer: A
     assert (first.path, first.start_line, first.role) == ("shop/pricing.py", 22, "caller")
 
 
+JOBS = '''"""Jobs and the documents printed for them."""
+
+
+class Worker:
+    def process(self, job):
+        """Run one job and record its result."""
+        return job.run()
+
+
+class Printer:
+    def process(self, document):
+        """Print one document."""
+        return document.render()
+
+
+def drain(item, queue):
+    """Hand the item to every consumer of the queue."""
+    for consumer in queue:
+        consumer.process(item)
+
+
+def archive(job):
+    """Move a finished job to the archive."""
+    return {"archived": job}
+'''
+
+
+def test_changing_a_method_no_resolved_call_reaches_names_its_calls_by_name(
+    tmp_path: Path,
+) -> None:
+    """``consumer.process(item)`` names no class: the graph ties the call to neither
+    ``process``. An impact answer then says so and lists the calls of the name, the
+    caller at its line, rather than leading with the definition alone; a function only
+    a test calls is said to be called by no code."""
+    root = tmp_path / "jobs"
+    root.mkdir()
+    (root / "jobs.py").write_text(JOBS)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_jobs.py").write_text(
+        "from jobs import archive\n\n\ndef test_archive():\n"
+        "    # archive(job) keeps the job\n    assert archive(1) == {'archived': 1}\n"
+    )
+    with codecite.open_index(root) as index:
+        index.update()
+        answer = index.ask("What breaks if I change Worker.process?", "extractive")
+        alone = index.ask("What breaks if I change archive?", "extractive")
+    assert answer.shape == "impact"
+    assert answer.lead.startswith(
+        "The code graph ties no call to `Worker.process`; 1 place calls a `process` by name: "
+        "`drain` (jobs.py:19)"
+    ), answer.lead
+    assert (answer.blocks[0].path, answer.blocks[0].start_line) == ("jobs.py", 19)
+    # called by a test only (its comment is no call): no code calls it, the test does
+    assert alone.lead.startswith(
+        "No indexed code outside the tests calls `archive`; 1 test exercises it: "
+        "`test_archive` (tests/test_jobs.py:6)"
+    ), alone.lead
+
+
 def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answerer) -> None:
     """An exception class's docstring holds the question's words; the code that raises
     it is what happens: its raise sites (the graph's construction edges), code only."""

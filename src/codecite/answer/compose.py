@@ -301,7 +301,9 @@ def compose(
             out.extract.picture = neighbourhood_mermaid(hood)
         facts = found.sentences
         callers = found.callers[:MAX_CALLERS]
-        if callers:  # the callers at their call sites lead, code before tests
+        if callers or found.uncalled:
+            # the callers at their call sites lead, code before tests (or, when no code
+            # calls it, the sentence saying so and its tests)
             tests = found.tests[:1]
             kept = [b for b in blocks if not any(_same(b, c) for c in [*callers, *tests])]
             blocks = [*callers, *kept][: max_blocks - len(tests)] + tests

@@ -6,12 +6,13 @@ index time, never from the question's words."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..filters import Filters
-from ..graph.readers import name_pattern, readers
+from ..graph.readers import by_name, call_pattern, calls, name_pattern, readers
+from ..graph.resolve import common_name
 from ..graph.testmap import is_test_path
 from ..picture.model import Neighbourhood
 from ..picture.neighbourhood import neighbourhood
@@ -51,6 +52,8 @@ class Facts:
     callers: list[AnswerBlock] = field(default_factory=list)
     tests: list[AnswerBlock] = field(default_factory=list)
     context: list[Block] = field(default_factory=list)
+    #: No code calls it (by the graph, nor by its name); only tests do.
+    uncalled: bool = False
 
 
 class GraphFacts:
@@ -58,55 +61,95 @@ class GraphFacts:
         self.store, self.source = store, source
 
     def impact(self, subject: Chunk, hits: Sequence[Hit], terms: Terms) -> Facts:
-        """Who calls ``subject`` (code before tests) and which tests exercise it."""
+        """Who calls ``subject`` (code before tests) and which tests exercise it. When
+        the graph tied no call to it (an untyped receiver, an interface), the calls of
+        its name (unless the name is too common to tell); when none is code, the answer
+        says that no indexed code calls it."""
         out = Facts()
         if subject.kind == "constant":
             return self._uses(subject, out)
         name = f"`{subject.qualname}`"
         testers = {e.src for e in self.store.edges_to(subject.id, "tests")}
         edges = [e for e in self.store.edges_to(subject.id, "calls") if e.src not in testers]
-        out.callers = self._sites([(e.src, e.line) for e in edges], "caller", out)
-        out.callers.sort(key=lambda b: secondary_path(b.path))
+        by_name = not edges and not common_name(subject.name)
+        if by_name:
+            self._calls_by_name(subject, out)
+            if out.callers:
+                return out
+        else:
+            out.callers = self._sites([(e.src, e.line) for e in edges], "caller", out)
+            out.callers.sort(key=lambda b: secondary_path(b.path))
         if out.callers:
             n = len(out.callers)
             out.sentences.append(
                 f"Changing {name} affects {n} caller{'s' if n != 1 else ''}: {_named(out.callers)}."
             )
-        fitting = self._fitting(testers, hits, terms)
-        out.tests = self._sites([(t, 0) for t in fitting], "test", out)
+        if not out.tests:
+            fitting = self._fitting(testers, hits, terms)
+            out.tests = self._sites([(t, 0) for t in fitting], "test", out)
         if out.tests:
             n = len(out.tests)
             verb = "test exercises" if n == 1 else "tests exercise"
-            out.sentences.append(f"{n} {verb} {name}: {_named(out.tests)}.")
+            # no code calls it by name, and none even names it (a property is read, not
+            # called: ``request.cookies``)
+            out.uncalled = by_name and not self._named_in_code(subject)
+            said = f"No indexed code outside the tests calls {name}; {n} {verb} it"
+            said = said if out.uncalled else f"{n} {verb} {name}"
+            out.sentences.append(f"{said}: {_named(out.tests)}.")
         elif out.callers:
             out.sentences.append(f"No test in the index calls {name} directly.")
         return out
+
+    def _calls_by_name(self, subject: Chunk, out: Facts) -> Facts:
+        """Where ``subject`` may be called when the graph tied no call to it: the line
+        of each other chunk that calls its name (``.invoke(`` for a method), code before
+        tests, said to be found by name (another definition of the name may be the one
+        called)."""
+        call = call_pattern(subject)
+        found = {c.id: c for c in by_name(self.store, subject, call)}
+        self._found_at(found, lambda text: calls(text, call), out)
+        name, called = f"`{subject.qualname}`", f"`{subject.name}`"
+        if out.callers:  # (with none, impact says what the tests do)
+            places = _counted(len(out.callers), "place calls", "places call")
+            out.sentences.append(
+                f"The code graph ties no call to {name}; {places} a {called} by name: "
+                f"{_named(out.callers)}."
+            )
+            if out.tests:
+                tests = _counted(len(out.tests), "test calls", "tests call")
+                out.sentences.append(f"{tests} a {called} by name: {_named(out.tests)}.")
+        return out
+
+    def _named_in_code(self, subject: Chunk) -> bool:
+        """Whether a chunk of code outside the tests writes ``subject``'s name."""
+        word = name_pattern(subject.name)
+        return any(not is_test_path(c.path) for c in by_name(self.store, subject, word))
+
+    def _found_at(self, found: dict[str, Chunk], says: Callable[[str], bool], out: Facts) -> None:
+        """Each chunk of ``found`` at its first line that ``says``: code as callers,
+        tests as tests."""
+        code: list[tuple[str, int]] = []
+        tests: list[tuple[str, int]] = []
+        for chunk_id, chunk in found.items():
+            at = next((n for n, text in chunk_lines(chunk, self.source) if says(text)), 0)
+            if at:
+                (tests if is_test_path(chunk.path) else code).append((chunk_id, at))
+        out.callers = self._sites(code, "caller", out, found)
+        out.tests = self._sites(tests, "test", out, found)
 
     def _uses(self, constant: Chunk, out: Facts) -> Facts:
         """Where a documented constant is read: the line of each other chunk of code
         writing its name (:func:`graph.readers.readers`), code before tests."""
         word = name_pattern(constant.name)
         found = {c.id: c for c in readers(self.store, constant)}
-        code: list[tuple[str, int]] = []
-        tests: list[tuple[str, int]] = []
-        for chunk_id, chunk in found.items():
-            at = next((n for n, text in chunk_lines(chunk, self.source) if word.search(text)), 0)
-            if at:
-                (tests if is_test_path(chunk.path) else code).append((chunk_id, at))
-        out.callers = self._sites(code, "caller", out, found)
-        out.tests = self._sites(tests, "test", out, found)
+        self._found_at(found, lambda text: bool(word.search(text)), out)
         name = f"`{constant.qualname}`"
         if out.callers:
-            n = len(out.callers)
-            out.sentences.append(
-                f"Changing {name} affects {n} "
-                f"{'places that read' if n != 1 else 'place that reads'} it: "
-                f"{_named(out.callers)}."
-            )
+            places = _counted(len(out.callers), "place that reads", "places that read")
+            out.sentences.append(f"Changing {name} affects {places} it: {_named(out.callers)}.")
         if out.tests:
-            n = len(out.tests)
-            verb = "test reads" if n == 1 else "tests read"
-            out.sentences.append(f"{n} {verb} {name}: {_named(out.tests)}.")
+            tests = _counted(len(out.tests), "test reads", "tests read")
+            out.sentences.append(f"{tests} {name}: {_named(out.tests)}.")
         return out
 
     def picture(self, subject: Chunk) -> Neighbourhood | None:
@@ -257,6 +300,11 @@ class GraphFacts:
         )
         parts = [c for c in self.store.get_chunks(ids).values() if c.path == chunk.path]
         return min(parts, key=lambda c: c.start_line, default=chunk)
+
+
+def _counted(n: int, one: str, many: str) -> str:
+    """``n`` with its noun (and verb) in the number it takes: "1 test calls", "2 tests call"."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def _named(blocks: Sequence[AnswerBlock]) -> str:

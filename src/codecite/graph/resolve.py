@@ -124,6 +124,12 @@ COMMON_NAMES = frozenset(
 _COMMON_LOWER = frozenset(n.lower() for n in COMMON_NAMES)
 
 
+def common_name(name: str) -> bool:
+    """Whether a method name is too common to tie a call to one definition by the name
+    alone (:data:`COMMON_NAMES`, in any case)."""
+    return name.lower() in _COMMON_LOWER
+
+
 class Resolver:
     """Definitions and imports of a repository, indexed once; resolves any refs against them.
 
@@ -346,7 +352,7 @@ class Resolver:
                 and (c.kind == "class" or not inherit)
                 and not (plain and fam in NO_IMPLICIT_THIS and c.kind == "method")
             ]
-            if not plain and name.lower() in _COMMON_LOWER:
+            if not plain and common_name(name):
                 cands = [
                     c for c in cands if c.owner == key[2] or abbreviates(key[2], c.owner, c.fam)
                 ]
