@@ -486,3 +486,21 @@ def test_words_that_make_a_kind_and_name_the_subject_stay_in_it(
     asked = read(text)
     assert asked.kind.name == kind
     assert set(asked.terms(lambda _: 1, 100).stems) == held
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("What breaks if I change respond?", ("respond",)),
+        ("Who calls serve?", ("serve",)),
+        ("What would break if I changed how Context.invoke calls a callback?", ("Context.invoke",)),
+        ("If I change it, what breaks?", ()),
+    ],
+)
+def test_the_name_an_impact_question_changes_is_looked_up_as_a_symbol(
+    text: str, names: tuple[str, ...]
+) -> None:
+    """An impact question names what it changes even as a plain word ("if I change
+    respond", "who calls serve"): that word is an identifier for the exact symbol lookup
+    (an article or "how" after the verb is none)."""
+    assert read(text).identifiers == names

@@ -18,12 +18,15 @@ order, the first rule that matches wins:
 ``error`` (a pasted report or traceback, or a question quoting an error message) is
 read from the question's parts first; a question phrased as yes/no with no other kind
 is ``yesno``, else ``how``. Also: the identifiers a question names, which shift fusion
-toward keyword search and get an exact symbol lookup."""
+toward keyword search and get an exact symbol lookup (in an impact question, the word a
+change or a call is of, even a plain one: "what breaks if I change respond")."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .terms import STOPWORDS
 
 #: An effect ("what breaks", "the impact of"): it asks for impact only where the question
 #: changes or supposes something (_CHANGES); "why does X impact memory" and "the line
@@ -189,6 +192,16 @@ def detect_intent(text: str) -> str:
     return classify(text).intent
 
 
+#: The word a change or a call is of, in an impact question ("if I change respond",
+#: "who calls serve"): a name, even a plain word, looked up as a symbol.
+_CHANGED = re.compile(
+    r"\b(chang(?:e|ed|ing)|modif(?:y|ied|ying)|renam(?:e|ed|ing)|remov(?:e|ed|ing)|"
+    r"delet(?:e|ed|ing)|refactor(?:ed|ing)?|rewr(?:ite|ote|iting)|calls|uses|callers of|"
+    r"usages of)\s+([A-Za-z_$][\w$]*)\b(?!\s*[-'])",
+    re.I,
+)
+
+
 def analyse(query: str, intent_text: str | None = None, intent: str | None = None) -> QueryInfo:
     """Intent and identifiers of a query; the intent is read from ``intent_text`` when
     given (a bug report's title: its body says "test" and "assert" without asking
@@ -199,6 +212,9 @@ def analyse(query: str, intent_text: str | None = None, intent: str | None = Non
     found += [m.group(0) for m in _DOTTED.finditer(query) if not m.group(0)[0].isdigit()]
     words = _WORD.findall(_BACKTICK.sub(" ", query))
     found += [w for w in words if _is_identifier(w)]
+    if intent == "impact":  # "what breaks if I change respond": the name changed
+        changed = (m.group(2) for m in _CHANGED.finditer(query))
+        found += [w for w in changed if w.lower() not in STOPWORDS]
     identifiers = tuple(dict.fromkeys(i for i in found if i))
     share = len([w for w in words if _is_identifier(w) or any(w in i for i in identifiers)])
     return QueryInfo(
