@@ -88,10 +88,13 @@ def whole_lines(lines: Sequence[str], blocks: bool = False) -> list[bool]:
     outside any bracket or triple-quoted string opened on an earlier line (an argument
     of a call begun above, a line of a docstring, are parts), and it is no fragment.
     ``blocks``: a ``{`` opens a block of statements (:func:`braces_open_blocks`)."""
-    return [
-        starts and ends and not is_fragment(text)
-        for text, (starts, ends) in zip(lines, line_states(lines, blocks=blocks), strict=True)
-    ]
+    return _single(whole_statements(lines, blocks), len(lines))
+
+
+def _single(statements: Sequence[tuple[int, int, str]], n: int) -> list[bool]:
+    """For each of ``n`` lines, whether it is a statement of one line of ``statements``."""
+    single = {a for a, b, _ in statements if a == b}
+    return [i in single for i in range(n)]
 
 
 #: Languages whose ``{`` opens a value (a dict, a set), not a block of statements.
@@ -214,8 +217,8 @@ def focus_of(
     texts = [text for _, text in lines]
     if not any(text.strip() for text in texts):
         return None
-    blocks = braces_open_blocks(chunk.language)
-    whole = whole_lines(texts, blocks)
+    statements = whole_statements(texts, braces_open_blocks(chunk.language))
+    whole = _single(statements, len(texts))
     shares = [terms.share(stems(text)) if text.strip() else -1.0 for text in texts]
     # the highlight: the line holding most of the question (the first of them), a part
     # of a statement too ('"gold": 0.10,' in a table); a block shows the lines around it
@@ -223,9 +226,7 @@ def focus_of(
     # the quotes: whole statements holding some of the question, best first by the
     # learnt score (a statement over lines: its lines' mean, so no length wins by having
     # more lines to score; without it: by the share of the question each holds)
-    held = [
-        (a, b, text, terms.share(stems(text))) for a, b, text in whole_statements(texts, blocks)
-    ]
+    held = [(a, b, text, terms.share(stems(text))) for a, b, text in statements]
     quotable = [(a, b, text, share) for a, b, text, share in held if share > 0]
     scores = score(texts, whole) if score is not None else None
 

@@ -71,42 +71,41 @@ class GraphFacts:
         name = f"`{subject.qualname}`"
         testers = {e.src for e in self.store.edges_to(subject.id, "tests")}
         edges = [e for e in self.store.edges_to(subject.id, "calls") if e.src not in testers]
-        by_name = not edges and not common_name(subject.name)
-        if by_name:
-            self._calls_by_name(subject, out)
+        unresolved = not edges and not common_name(subject.name)
+        # the chunks of code writing its name (a call of it writes it too)
+        named = by_name(self.store, subject, name_pattern(subject.name)) if unresolved else []
+        if unresolved:
+            self._calls_by_name(subject, named, out)
             if out.callers:
                 return out
         else:
             out.callers = self._sites([(e.src, e.line) for e in edges], "caller", out)
             out.callers.sort(key=lambda b: secondary_path(b.path))
         if out.callers:
-            n = len(out.callers)
-            out.sentences.append(
-                f"Changing {name} affects {n} caller{'s' if n != 1 else ''}: {_named(out.callers)}."
-            )
+            callers = _counted(len(out.callers), "caller", "callers")
+            out.sentences.append(f"Changing {name} affects {callers}: {_named(out.callers)}.")
         if not out.tests:
             fitting = self._fitting(testers, hits, terms)
             out.tests = self._sites([(t, 0) for t in fitting], "test", out)
         if out.tests:
-            n = len(out.tests)
-            verb = "test exercises" if n == 1 else "tests exercise"
+            tests = _counted(len(out.tests), "test exercises", "tests exercise")
             # no code calls it by name, and none even names it (a property is read, not
             # called: ``request.cookies``)
-            out.uncalled = by_name and not self._named_in_code(subject)
-            said = f"No indexed code outside the tests calls {name}; {n} {verb} it"
-            said = said if out.uncalled else f"{n} {verb} {name}"
+            out.uncalled = unresolved and all(is_test_path(c.path) for c in named)
+            said = f"No indexed code outside the tests calls {name}; {tests} it"
+            said = said if out.uncalled else f"{tests} {name}"
             out.sentences.append(f"{said}: {_named(out.tests)}.")
         elif out.callers:
             out.sentences.append(f"No test in the index calls {name} directly.")
         return out
 
-    def _calls_by_name(self, subject: Chunk, out: Facts) -> Facts:
+    def _calls_by_name(self, subject: Chunk, named: Sequence[Chunk], out: Facts) -> None:
         """Where ``subject`` may be called when the graph tied no call to it: the line
-        of each other chunk that calls its name (``.invoke(`` for a method), code before
-        tests, said to be found by name (another definition of the name may be the one
-        called)."""
+        of each chunk of ``named`` (those writing its name) that calls it by name
+        (``.invoke(`` for a method), code before tests, said to be found by name
+        (another definition of the name may be the one called)."""
         call = call_pattern(subject)
-        found = {c.id: c for c in by_name(self.store, subject, call)}
+        found = {c.id: c for c in named if call.search(c.content)}
         self._found_at(found, lambda text: calls(text, call), out)
         name, called = f"`{subject.qualname}`", f"`{subject.name}`"
         if out.callers:  # (with none, impact says what the tests do)
@@ -118,12 +117,6 @@ class GraphFacts:
             if out.tests:
                 tests = _counted(len(out.tests), "test calls", "tests call")
                 out.sentences.append(f"{tests} a {called} by name: {_named(out.tests)}.")
-        return out
-
-    def _named_in_code(self, subject: Chunk) -> bool:
-        """Whether a chunk of code outside the tests writes ``subject``'s name."""
-        word = name_pattern(subject.name)
-        return any(not is_test_path(c.path) for c in by_name(self.store, subject, word))
 
     def _found_at(self, found: dict[str, Chunk], says: Callable[[str], bool], out: Facts) -> None:
         """Each chunk of ``found`` at its first line that ``says``: code as callers,

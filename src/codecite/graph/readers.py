@@ -58,15 +58,10 @@ def by_name(store: ReaderStore, definition: Chunk, pattern: re.Pattern[str]) -> 
     """The chunks of code the keyword index finds for ``definition``'s name that are not
     it (nor a part of it, nor a module header or class outline) and whose text matches
     ``pattern``, best first."""
-    ids = store.keyword_search([definition.name], _CODE, READERS_LOOKUP, (1.0, 1.0, 1.0))
-    found = store.get_chunks(ids)
     return [
-        found[i]
-        for i in ids
-        if i in found
-        and found[i].qualname != definition.qualname
-        and found[i].kind not in _NOT_READERS
-        and pattern.search(found[i].content)
+        c
+        for c in _code_chunks(store, definition.name)
+        if c.qualname != definition.qualname and pattern.search(c.content)
     ]
 
 
@@ -74,10 +69,12 @@ def readers(store: ReaderStore, constant: Chunk) -> list[Chunk]:
     """The chunks of code that may read ``constant``: those the keyword index finds for
     its name (best first), less the constant itself, module headers and class outlines.
     The caller finds the line writing the name (:func:`name_pattern`) in each."""
-    ids = store.keyword_search([constant.name], _CODE, READERS_LOOKUP, (1.0, 1.0, 1.0))
+    return [c for c in _code_chunks(store, constant.name) if c.id != constant.id]
+
+
+def _code_chunks(store: ReaderStore, name: str) -> list[Chunk]:
+    """The chunks of code the keyword index finds for ``name``, best first, less module
+    headers and class outlines (they write a name without using it)."""
+    ids = store.keyword_search([name], _CODE, READERS_LOOKUP, (1.0, 1.0, 1.0))
     found = store.get_chunks(ids)
-    return [
-        found[i]
-        for i in ids
-        if i in found and i != constant.id and found[i].kind not in _NOT_READERS
-    ]
+    return [found[i] for i in ids if i in found and found[i].kind not in _NOT_READERS]

@@ -34,6 +34,10 @@ from .terms import STOPWORDS
 _EFFECT = re.compile(
     r"\b(breaks?|(be|is|are|gets?) broken|impact\w*|affect\w*|consequences?|ripple)\b", re.I
 )
+#: Words of a quantity, and of who may do something, that name what a question is about
+#: as well as making its kind (:data:`_CONTENT`).
+_QUANTITY_WORDS = r"limits?|maximum|minimum|timeouts?|expir\w+|ttl|lifetime"
+_ACCESS_WORDS = r"permissions?|authori[sz]\w*|access control"
 #: (kind, intent, rule): the first that matches names what the question asks.
 _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # a question about tests names them ("which tests cover it"): "does the retry cover
@@ -50,8 +54,7 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("impact", "impact", _EFFECT),
     ("who", "locate", re.compile(
         r"\b(who (can|may|is allowed|has access|gets|is trusted|are trusted)|whose|"
-        r"which (users?|roles?|people)|permissions?|allowed to|authori[sz]\w*|access control|"
-        r"only admins?)\b", re.I)),
+        rf"which (users?|roles?|people)|allowed to|{_ACCESS_WORDS}|only admins?)\b", re.I)),
     ("quantity", "locate", re.compile(
         r"\b(how (long|many|much|often|big|large|soon|fast|frequently|wide|high|far|small)|"
         r"what (is|are) the (default|limit|maximum|minimum|max|min|size|timeout|number|port|"
@@ -66,17 +69,12 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"describe|steps?|flow|logic|works?)\b", re.I)),
     # a word of a quantity alone asks for one when nothing else is asked: "what happens
     # when the timeout is reached", "where is the time limit enforced" ask otherwise
-    ("quantity", "locate", re.compile(
-        r"\b(limits?|maximum|minimum|timeouts?|expir\w+|ttl|lifetime)\b", re.I)),
+    ("quantity", "locate", re.compile(rf"\b({_QUANTITY_WORDS})\b", re.I)),
 )  # fmt: skip
 KINDS = ("error", *dict.fromkeys(kind for kind, _, _ in _RULES), "yesno")
 #: Words that make a kind but name what the question is about: they stay in its subject
 #: ("What happens when the timeout is reached?", "How are permissions checked?").
-_CONTENT = re.compile(
-    r"limits?|maximum|minimum|timeouts?|expir\w+|ttl|lifetime|permissions?|authori[sz]\w*|"
-    r"access control",
-    re.I,
-)
+_CONTENT = re.compile(f"{_QUANTITY_WORDS}|{_ACCESS_WORDS}", re.I)
 #: A question asking for tests: tests named in the plural, their coverage, "is there a
 #: test", "a test for/that ..." ("the test client", "a test helper" name a thing).
 _WANTS_TESTS = re.compile(
