@@ -172,6 +172,44 @@ def test_changing_a_method_no_resolved_call_reaches_names_its_calls_by_name(
     ), alone.lead
 
 
+def test_of_two_definitions_of_the_name_changed_the_one_code_calls_is_the_subject(
+    tmp_path: Path,
+) -> None:
+    """ "What breaks if I change make_response?" where a helper function and a method
+    share the name: the method the app calls is the subject (its caller leads), not the
+    helper only tests call, whichever search ranked first."""
+    root = tmp_path / "web"
+    root.mkdir()
+    (root / "helpers.py").write_text(
+        '"""Helpers for views."""\n\n\ndef make_response(*args):\n'
+        '    """Make a response from a view\'s return value, to add headers to it."""\n'
+        "    return args\n"
+    )
+    (root / "app.py").write_text(
+        '"""The application."""\n\n\nclass App:\n'
+        "    def make_response(self, rv):\n"
+        '        """Convert a view\'s return value to a response."""\n'
+        "        return rv\n\n"
+        "    def finalize_request(self, rv):\n"
+        '        """Turn the return value into a response and run the after hooks."""\n'
+        "        response = self.make_response(rv)\n"
+        "        return response\n"
+    )
+    (root / "tests").mkdir()
+    (root / "tests" / "test_helpers.py").write_text(
+        "from helpers import make_response\n\n\ndef test_make_response():\n"
+        "    assert make_response(1) == (1,)\n"
+    )
+    with codecite.open_index(root) as index:
+        index.update()
+        answer = index.ask("What breaks if I change make_response?", "extractive")
+    assert answer.shape == "impact"
+    assert answer.lead.startswith(
+        "Changing `App.make_response` affects 1 caller: `App.finalize_request` (app.py:11)"
+    ), answer.lead
+    assert (answer.blocks[0].path, answer.blocks[0].start_line) == ("app.py", 11)
+
+
 def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answerer) -> None:
     """An exception class's docstring holds the question's words; the code that raises
     it is what happens: its raise sites (the graph's construction edges), code only."""

@@ -292,7 +292,7 @@ def compose(
     blocks = [s.block for s in shown]
     lead = _lead(shown[0], terms) if shown else ""
     facts: list[str] = []
-    subject = _subject(hits, terms) if kind == "impact" else None
+    subject = _subject(hits, terms, graph.called) if kind == "impact" else None
     if subject is not None:
         found = graph.impact(subject, hits, terms)
         out.extract.context += found.context
@@ -367,17 +367,19 @@ def _same(a: AnswerBlock, b: AnswerBlock) -> bool:
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
-def _subject(hits: Sequence[Hit], terms: Terms) -> Chunk | None:
+def _subject(hits: Sequence[Hit], terms: Terms, called: Callable[[Chunk], int]) -> Chunk | None:
     """The definition an impact question is about: one whose name it writes (a
-    documented constant too: "what breaks if I change DEFAULT_RESULT_TTL"), else the
-    first definition outside tests."""
+    documented constant too: "what breaks if I change DEFAULT_RESULT_TTL"; of several
+    definitions of that name, the one the code graph ties most calls to, ``called``:
+    ``make_response`` the method the app calls, not the helper only tests call), else
+    the first definition outside tests."""
     named = [
         h.chunk for h in hits
         if h.chunk.kind in (*DEFINITION_KINDS, "constant") and not is_test_path(h.chunk.path)
     ]  # fmt: skip
-    for c in named:
-        if {c.name.lower(), c.qualname.lower()} & terms.written:
-            return c
+    written = [c for c in named if {c.name.lower(), c.qualname.lower()} & terms.written]
+    if written:  # the first of the most called (a constant is read, not called)
+        return max(written, key=lambda c: called(c) if c.kind != "constant" else 0)
     definitions = [c for c in named if c.kind in DEFINITION_KINDS]
     return definitions[0] if definitions else None
 

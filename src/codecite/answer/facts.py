@@ -20,7 +20,7 @@ from ..question.terms import Terms, stems
 from ..retrieve.expand import GraphStore
 from ..retrieve.types import Hit
 from ..store.protocols import KeywordIndex
-from ..types import Chunk
+from ..types import Chunk, Edge
 from .blocks import AnswerBlock, LineSource, block_of, chunk_lines, secondary_path
 from .citations import Block, cite
 
@@ -69,8 +69,7 @@ class GraphFacts:
         if subject.kind == "constant":
             return self._uses(subject, out)
         name = f"`{subject.qualname}`"
-        testers = {e.src for e in self.store.edges_to(subject.id, "tests")}
-        edges = [e for e in self.store.edges_to(subject.id, "calls") if e.src not in testers]
+        testers, edges = self._calls(subject)
         unresolved = not edges and not common_name(subject.name)
         # the chunks of code writing its name (a call of it writes it too)
         named = by_name(self.store, subject, name_pattern(subject.name)) if unresolved else []
@@ -98,6 +97,16 @@ class GraphFacts:
         elif out.callers:
             out.sentences.append(f"No test in the index calls {name} directly.")
         return out
+
+    def _calls(self, subject: Chunk) -> tuple[set[str], list[Edge]]:
+        """The chunks that test ``subject``, and the graph's calls of it from others."""
+        testers = {e.src for e in self.store.edges_to(subject.id, "tests")}
+        calls = self.store.edges_to(subject.id, "calls")
+        return testers, [e for e in calls if e.src not in testers]
+
+    def called(self, subject: Chunk) -> int:
+        """How many calls of ``subject`` the graph ties to it, tests' calls left out."""
+        return len(self._calls(subject)[1])
 
     def _calls_by_name(self, subject: Chunk, named: Sequence[Chunk], out: Facts) -> None:
         """Where ``subject`` may be called when the graph tied no call to it: the line
