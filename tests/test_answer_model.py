@@ -238,7 +238,7 @@ def test_the_model_orders_only_hits_that_carry_the_cosines_it_learnt_with(
 def test_the_models_pick_leads_and_docs_keep_their_place_in_search_order() -> None:
     """The model orders the hits it learnt to judge; a docs hit keeps its place in
     search's order and is never its pick (its training indexes held no docs: the prose
-    weight is exactly 0)."""
+    weight is exactly 0); a documented constant search put first stays first."""
     picked = (3, 0, 5, 1, 4, 2)
     assert learnt_order(picked, "model") == picked
     assert learnt_order(picked, "lead") == (3, 0, 1, 2, 4, 5)
@@ -250,6 +250,10 @@ def test_the_models_pick_leads_and_docs_keep_their_place_in_search_order() -> No
     # search's first hit is docs: the model's pick of code still leads
     assert learnt_order((1, 0, 2), "model", [False, True, True]) == (1, 0, 2)
     assert learnt_order((2, 0, 1), "model", [False] * 3) == (0, 1, 2)
+    # search's first hit is a documented constant (never judged): it stays first
+    assert learnt_order((2, 0, 1), "model", [False, True, True], True) == (0, 2, 1)
+    assert learnt_order((2, 0, 1), "lead", [False, True, True], True) == (0, 1, 2)
+    assert learnt_order((2, 0, 1), "model", [True, True, True], True) == (2, 0, 1)
     assert codecite.Config().answer.answer_order == "model"
     weights = dict(zip(HIT_FEATURES, answer_model().order_weights, strict=True))
     assert weights["prose"] == 0.0

@@ -172,8 +172,8 @@ class Answerer:
         2. **search**: the hits ``search`` returns for it, in search's order;
         3. **order**: the answer model (:mod:`.model`, learnt from open data) orders
            search's first hits of code (what it learnt to judge; docs and documented
-           constants keep their places in search's order, its pick leads:
-           :func:`learnt_order`), where the hits
+           constants keep their places in search's order, its pick leads unless search
+           put a documented constant first: :func:`learnt_order`), where the hits
            carry the search model's cosine it learnt with (an index with no model tier:
            search's order, the floor every answer figure is reported beside); code
            before tests, tests first when the question asks which tests check it;
@@ -200,7 +200,10 @@ class Answerer:
             # code, as in training; a documented constant never answered a training
             # question (they were functions, methods and classes): it keeps its place
             judged = [h.chunk.language in GRAMMARS and h.chunk.kind != "constant" for h in top]
-            shown = learnt_order(ordered.order, self.config.answer.answer_order, judged)
+            # a documented constant search put first (by its doc's words: "how long are
+            # results kept") stays first: the model never learnt to judge one
+            first_kept = top[0].chunk.kind == "constant"
+            shown = learnt_order(ordered.order, self.config.answer.answer_order, judged, first_kept)
         hits = [*(top[i] for i in shown), *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
         score = None
@@ -420,7 +423,7 @@ def run_steps(steps: Generator[str, None, Answer]) -> Answer:
 
 
 def learnt_order(
-    order: Sequence[int], how: str, judged: Sequence[bool] | None = None
+    order: Sequence[int], how: str, judged: Sequence[bool] | None = None, first_kept: bool = False
 ) -> tuple[int, ...]:
     """The blocks' order (indexes into search's first hits) from the model's ``order``.
     ``judged``: the hits the model learnt to judge (code: its training indexes held only
@@ -429,17 +432,19 @@ def learnt_order(
     it judges, the others in their places; "lead": its pick first, then search's order
     (a variant: 3.7 points less of the right definition in the first three on held-out
     docstring questions, 3.8 on commit subjects, lower on 23 of 24 projects each);
-    "search": search's order."""
+    "search": search's order. ``first_kept``: search's first hit stays first when the
+    model does not judge it (a documented constant), the model's order after it."""
     searched = tuple(sorted(order))
     ok = [True] * len(searched) if judged is None else [bool(j) for j in judged]
     picks = [i for i in order if ok[i]]
     if how == "search" or not picks:
         return searched
+    kept = first_kept and not ok[searched[0]]
     if how == "lead":
-        return (picks[0], *(i for i in searched if i != picks[0]))
+        return searched if kept else (picks[0], *(i for i in searched if i != picks[0]))
     slots = iter(picks)
-    placed = [next(slots) if ok[i] else i for i in searched]
-    return (picks[0], *(i for i in placed if i != picks[0]))
+    placed = tuple(next(slots) if ok[i] else i for i in searched)
+    return placed if kept else (picks[0], *(i for i in placed if i != picks[0]))
 
 
 def _line_score(
