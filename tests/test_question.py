@@ -419,6 +419,48 @@ def test_a_quoted_phrase_is_text_the_code_may_have_written(tmp_path: Path) -> No
     assert answer.confidence == "high" and not answer.insufficient
 
 
+def test_a_quoted_error_is_written_by_the_code_not_the_docs_quoting_it(tmp_path: Path) -> None:
+    """An error quoted in a sentence ("RuntimeError: Working outside of ...") is an
+    error: its text after the type is what the code wrote. Of the places writing it,
+    the code's leads, before a doc page that quotes the whole error."""
+    parts = read_parts('Why do I get "RuntimeError: Working outside of application context"?')
+    assert parts.errors == ("RuntimeError: Working outside of application context",)
+    assert parts.messages[0] == "Working outside of application context"
+    assert not read_parts('Why does "Error handling: the basics" say so?').errors  # no type
+    code = (
+        '"""Proxies to the current application."""\n\n'
+        '_no_app_msg = """\\\nWorking outside of application context.\n\n'
+        "Attempted to use functionality that expected a current application.\\\n"
+        '"""\ncurrent_app = LocalProxy(_cv_app, unbound_message=_no_app_msg)\n'
+    )
+    docs = (
+        "# The application context\n\n"
+        "Using the app outside of an application context fails with this error:\n\n"
+        "    RuntimeError: Working outside of application context.\n\n"
+        "Push an application context with `app.app_context()` to fix the application "
+        "context error.\n"
+    )
+    root = _indexed(tmp_path / "web", {"web/globals.py": code, "docs/appcontext.md": docs})
+    with codecite.open_index(root, create=False) as idx:
+        answer = idx.ask(
+            'Why do I get "RuntimeError: Working outside of application context"?', "extractive"
+        )
+    assert answer.lead.startswith("`web.globals` (web/globals.py:"), answer.lead
+    assert "writes it: `Working outside of application context.`" in answer.lead
+    # whichever search ranked first: the code writing it goes before the docs
+    from codecite.answer.compose import _message_first
+    from codecite.question.terms import question_terms
+    from codecite.retrieve.types import Hit
+
+    with codecite.open_index(root, create=False) as idx:
+        chunks = {c.path: c for c in idx.store.chunks()}
+    hits = [Hit(chunks[p], 1.0, "keyword") for p in ("docs/appcontext.md", "web/globals.py")]
+    terms = question_terms("", lambda t: 0, 1)
+    lines = lambda path: (root / path).read_text().splitlines()  # noqa: E731
+    first, _ = _message_first(hits, lines, terms, parts.messages)
+    assert first.chunk.path == "web/globals.py"
+
+
 def test_a_reports_static_search_embeds_its_title(shop: Path) -> None:
     with codecite.open_index(shop, create=False) as idx:
         searcher = idx.answerer.searcher

@@ -34,6 +34,7 @@ from .blocks import (
     first_sentence,
     line_states,
     render_text,
+    secondary_path,
     sentence_spans,
 )
 from .citations import Block, cite
@@ -346,14 +347,20 @@ def _message_first(
 ) -> Sequence[Hit]:
     """Literal evidence leads: the first hit with a line writing the message the
     question quotes goes first (the line that writes a reported error is where it comes
-    from; no score decides that)."""
+    from; no score decides that), the code's before a doc page's or a test's (they
+    quote it: flask's "Working outside of application context" is written by
+    ``globals.py`` and quoted by a page of its docs)."""
     if not messages:
         return hits
-    for i, hit in enumerate(hits):
-        focus = focus_of(hit.chunk, source, terms, messages)
-        if focus is not None and focus.role == "message":
-            return [hit, *hits[:i], *hits[i + 1 :]]
-    return hits
+    writing = [
+        i for i, hit in enumerate(hits)
+        if (focus := focus_of(hit.chunk, source, terms, messages)) is not None
+        and focus.role == "message"
+    ]  # fmt: skip
+    if not writing:
+        return hits
+    i = min(writing, key=lambda j: secondary_path(hits[j].chunk.path))
+    return [hits[i], *hits[:i], *hits[i + 1 :]]
 
 
 def _block(hit: Hit, focus: Focus | None, source: LineSource | None) -> AnswerBlock:

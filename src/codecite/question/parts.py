@@ -244,8 +244,12 @@ def _frames(text: str) -> list[Frame]:
 
 
 def _errors(text: str) -> list[str]:
+    """The errors a text writes: on a line of their own, closing a traceback, or quoted
+    in a sentence (Why do I get "RuntimeError: Working outside of ..."?)."""
     out = []
-    for m in _ERROR.finditer(text):
+    quoted = (next(g for g in q.groups() if g is not None) for q in _QUOTED.finditer(text))
+    found = [m for q in quoted if (m := _ERROR.fullmatch(q.strip())) and m.group(2)]
+    for m in [*_ERROR.finditer(text), *found]:
         name, message = m.group(1), (m.group(2) or "").strip()
         out.append(f"{name}: {message}" if message else name)
     return list(dict.fromkeys([*out, *_traceback_ends(text)]))
