@@ -257,3 +257,32 @@ def test_a_comment_over_lines_is_no_code_in_a_brace_language() -> None:
     assert whole_lines(ts, blocks=True) == [False, False, False, False, True, False, True, False]
     python = ["def f():", "    # files under a/*.py", "    return g(1)"]
     assert line_states(python) == [(True, True)] * 3
+
+
+PARSED = '''class ParsedVariant(NamedTuple):
+    """The result of parsing one templated file.
+
+    Args:
+        tree: the parsed segments, None when parsing failed.
+    """
+
+    templated_file: str
+    tree: Optional[str]
+    violations_found: list[str]
+
+    def violations(self) -> list[str]:
+        """The lexing and parsing violations together."""
+        return [*self.violations_found]
+'''
+
+
+def test_a_small_class_is_shown_whole_its_methods_too() -> None:
+    """A class of fewer than 25 lines is read whole, as a small function is, though its
+    outline elides its methods (a NamedTuple's fields and its one method)."""
+    lines = PARSED.split("\n")
+    chunks = chunk_file(PARSED, path="common.py", language="python", repo="r", config=Config())
+    (outline,) = [c for c in chunks if c.kind == "class"]
+    block = block_of(outline, 2, "line", lambda _path: lines)
+    assert (block.start_line, block.end_line) == (outline.start_line, outline.end_line)
+    assert "return [*self.violations_found]" in "\n".join(block.lines)
+    assert block.focus_start == 2

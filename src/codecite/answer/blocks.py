@@ -23,7 +23,8 @@ from .citations import Block, cite
 LineSource = Callable[[str], list[str] | None]
 #: A function or method up to this many lines is cited whole by the blocks shown of it.
 CITE_WHOLE = 60
-#: A function this short is shown whole; other code with its block around the focus.
+#: A function or class this short is shown whole; other code with its block around the
+#: focus.
 SMALL_CHUNK = 25
 WIDE_LINES = 10
 #: Lines of a block shown past a window that would end on the line opening it.
@@ -97,12 +98,20 @@ def _module_lines(chunk: Chunk, numbered: list[tuple[int, str]]) -> list[tuple[i
 
 
 def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int, tuple[str, ...]]:
-    """The lines shown around ``line`` of ``chunk``: a small function whole, else the
-    line with the lines of its block around it (same indentation or deeper), up to
-    :data:`WIDE_LINES`; a block shorter than that is shown with the block holding it,
-    from its header (the ``if`` above a lone ``throw``), when that still fits."""
+    """The lines shown around ``line`` of ``chunk``: a small function or class whole (the
+    class's methods too), else the line with the lines of its block around it (same
+    indentation or deeper), up to :data:`WIDE_LINES`; a block shorter than that is shown
+    with the block holding it, from its header (the ``if`` above a lone ``throw``), when
+    that still fits."""
     lines = chunk_lines(chunk, source)
     numbers = [n for n, _ in lines]
+    small = chunk.end_line - chunk.start_line < SMALL_CHUNK
+    if chunk.kind == "class" and small and line in numbers:
+        # a small class is read whole, its methods too (its outline elides them)
+        whole = source(chunk.path) if source is not None else None
+        if whole and chunk.end_line <= len(whole):
+            body = tuple(whole[chunk.start_line - 1 : chunk.end_line])
+            return chunk.start_line, chunk.end_line, body
     if line not in numbers:
         text = chunk.content.split("\n", 1)[0]
         return chunk.start_line, chunk.start_line, (text,)
