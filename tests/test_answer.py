@@ -537,3 +537,30 @@ def test_real_small_model_answer_never_verifies_outside_context(answerer: Answer
         assert all(c.verified == _inside(c, answer.sources) for c in answer.citations)
         if not answer.citations:
             assert answer.insufficient or answer.flags
+
+
+def test_a_quantity_question_leads_with_the_statement_writing_the_value(tmp_path: Path) -> None:
+    """ "What is the default port?" is answered by the statement holding the number
+    (``default=5000``), not by the doc summary of the function shown first, and the
+    block holding that statement leads; a 0 or a 1 (an index, a step) is no value."""
+    root = tmp_path / "devserver"
+    root.mkdir()
+    (root / "server.py").write_text(
+        '"""The development server."""\n\n\n'
+        "def serve(app, host, port):\n"
+        '    """Serve the application on the local development server."""\n'
+        "    listener = bind(host, port, backlog=1)\n"
+        "    return listener.run(app)\n"
+    )
+    (root / "cli.py").write_text(
+        '"""The command line."""\n\n\n'
+        "def run_command(app, host='127.0.0.1', port=5000):\n"
+        '    """Run the local development server."""\n'
+        "    serve(app, host, port)\n"
+    )
+    with codecite.open_index(root) as index:
+        index.update()
+        answer = index.ask("What is the default port of the development server?", "extractive")
+    assert answer.shape == "quantity"
+    assert answer.lead.startswith("`run_command` (cli.py:4-6)"), answer.lead
+    assert "port=5000" in answer.lead, answer.lead

@@ -8,7 +8,9 @@ blocks in the order the answer model chose (search's, unless the model's word mo
 - The first line names the first block's symbol with its summary: its docstring's first
   sentence, else its focus statement quoted whole (one written over a few lines on one
   line: :func:`whole_statements`), never a lone ``self,``, ``)`` or ``error.``
-  (:func:`is_fragment`).
+  (:func:`is_fragment`). A quantity question ("what is the default port?") is led by the
+  first of the first three blocks quoting a statement that holds a number past 0 and 1
+  (``port=5000``), that statement its first line.
 - An impact question ("what breaks if I change X") leads with X's callers at their call
   sites, code before tests (the code graph's ``calls`` edges), then the blocks.
 """
@@ -291,7 +293,12 @@ def compose(
             shown.append(_Shown(block, hit.chunk, focus))
     out.literal = any(s.focus is not None and s.focus.role == "message" for s in shown[:3])
     blocks = [s.block for s in shown]
-    lead = _lead(shown[0], terms) if shown else ""
+    if kind == "quantity":  # the block quoting a value of what is asked leads
+        valued = next((j for j, x in enumerate(shown[:3]) if _valued_quote(x)), None)
+        if valued:
+            shown.insert(0, shown.pop(valued))
+            blocks = [x.block for x in shown]
+    lead = _lead(shown[0], terms, kind == "quantity") if shown else ""
     facts: list[str] = []
     subject = _subject(hits, terms, graph.called) if kind == "impact" else None
     if subject is not None:
@@ -391,9 +398,28 @@ def _subject(hits: Sequence[Hit], terms: Terms, called: Callable[[Chunk], int]) 
     return definitions[0] if definitions else None
 
 
-def _lead(first: _Shown, terms: Terms) -> str:
+#: A number written in code, past 0 and 1 (an index, a count step, a flag): what a
+#: quantity question asks for (``default=5000``, ``14 * 24 * 60 * 60``).
+_NUMBER = re.compile(r"(?<![\w.])(\d{2,}|[2-9])(?![\w])")
+
+
+def _valued_quote(shown: _Shown) -> str:
+    """The first statement the block shows whole that holds some of the question and a
+    number ('' when none)."""
+    b, focus = shown.block, shown.focus
+    if focus is None or focus.role == "message" or shown.chunk.language in PROSE_LANGUAGES:
+        return ""
+    lines = range(b.first_shown, b.first_shown + len(b.lines))
+    return next(
+        (t for a, z, t in focus.quotes if a in lines and z in lines and _NUMBER.search(t)), ""
+    )
+
+
+def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
     """The first line: the first block's symbol and what it is or does (the message
-    line it writes; its docstring's summary; its focus statement, whole; else the
+    line it writes; for a quantity question, ``valued``, the statement holding a number
+    when its docstring's summary holds none; its docstring's summary; its focus
+    statement, whole; else the
     sentence of a comment or doc text among the lines shown that holds most of the
     question)."""
     b, focus = first.block, first.focus
@@ -402,6 +428,9 @@ def _lead(first: _Shown, terms: Terms) -> str:
     if focus is not None and focus.role == "message":
         return f"{name} ({where}) writes it: `{statement(focus.text)}`."
     summary = doc_summary(first.chunk)
+    value = _valued_quote(first) if valued and not _NUMBER.search(summary) else ""
+    if value:  # a quantity question: the value, before a summary that does not say it
+        return f"{name} ({where}): `{statement(value).replace('`', chr(39))}`."
     if summary:
         return f"{name} ({where}): {summary}."
     # a statement is quoted only from the lines the block shows
