@@ -564,3 +564,32 @@ def test_a_quantity_question_leads_with_the_statement_writing_the_value(tmp_path
     assert answer.shape == "quantity"
     assert answer.lead.startswith("`run_command` (cli.py:4-6)"), answer.lead
     assert "port=5000" in answer.lead, answer.lead
+
+
+def test_a_first_line_with_nothing_else_to_say_quotes_a_string_of_words(tmp_path: Path) -> None:
+    """A block with no docstring, no statement holding the question and no comment
+    (a JavaScript test, an option's help) is introduced by the string of words it
+    writes that holds the question, not by its name alone; a string of code is none."""
+    from codecite.answer.compose import prose_string
+    from codecite.question.terms import question_terms
+
+    terms = question_terms("Which test checks a missing path?", lambda t: 1, 10)
+    lines = ["it('should error missing path', function (done) {", "  get('/a/b/c.txt')"]
+    assert prose_string(lines, terms) == "should error missing path"
+    assert prose_string(["  get('/a/b/c.txt', 'x y z w')"], terms) == ""
+    root = tmp_path / "site"
+    (root / "test").mkdir(parents=True)
+    (root / "test" / "send.js").write_text(
+        "describe('res.sendFile', function () {\n"
+        "  it('should error missing path', function (done) {\n"
+        "    request(createApp())\n"
+        "    .get('/')\n"
+        "    .expect(500, done);\n"
+        "  });\n"
+        "});\n"
+    )
+    with codecite.open_index(root) as index:
+        index.update()
+        question = "Which test checks that sendFile errors on a missing path?"
+        answer = index.ask(question, "extractive")
+    assert answer.lead.endswith(': "should error missing path".'), answer.lead

@@ -419,9 +419,9 @@ def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
     """The first line: the first block's symbol and what it is or does (the message
     line it writes; for a quantity question, ``valued``, the statement holding a number
     when its docstring's summary holds none; its docstring's summary; its focus
-    statement, whole; else the
-    sentence of a comment or doc text among the lines shown that holds most of the
-    question)."""
+    statement, whole; else the sentence of a comment or doc text among the lines shown
+    that holds most of the question; else such a string of words it writes, a test's
+    name or an option's help)."""
     b, focus = first.block, first.focus
     where = cite(b.path, b.start_line, b.end_line)
     name = f"`{b.qualname}`" if b.qualname else f"`{b.path}`"
@@ -443,7 +443,14 @@ def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
     if quote:
         return f"{name} ({where}): `{statement(quote).replace('`', chr(39))}`."
     said = doc_sentence(b.lines, terms)
-    return f"{name} ({where}): {said}" if said else f"{name} ({where})."
+    if said:
+        return f"{name} ({where}): {said}"
+    # a string of prose it writes: a test's name (``it('should error missing path')``),
+    # an option's help, a warning printed
+    text = prose_string(b.lines, terms)
+    if not text:
+        return f"{name} ({where})."
+    return f'{name} ({where}): "{text}"' + ("" if text[-1] in ".!?" else ".")
 
 
 #: A line of a comment: its marker (``#``, ``//``, ``/*``, ``*``, ``*/``), then its text.
@@ -480,6 +487,29 @@ def doc_sentence(lines: Sequence[str], terms: Terms) -> str:
             if held > share and len(sentence.split()) >= SENTENCE_WORDS and sentence[-1] in ".!?":
                 best, share = sentence, held
     best = _RST_LITERAL.sub(r"`\1`", best)  # reStructuredText's ``x`` as Markdown's `x`
+    if len(best) > QUOTE_CHARS:
+        best = best[: QUOTE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return best
+
+
+#: A string literal on one line: quoted by ", ' or `, escapes allowed.
+_STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|`([^`]*)`")
+
+
+def prose_string(lines: Sequence[str], terms: Terms) -> str:
+    """The string literal in ``lines`` written in words (at least
+    :data:`SENTENCE_WORDS`, letters and spaces mostly) that holds most of the question's
+    words; '' when none holds any."""
+    best, share = "", 0.0
+    for line in lines:
+        for m in _STRING.finditer(line):
+            text = " ".join(next(g for g in m.groups() if g is not None).split())
+            words = text.split()
+            if len(words) < SENTENCE_WORDS or sum(w.isalpha() for w in words) * 2 < len(words):
+                continue
+            held = terms.share(stems(text))
+            if held > share:
+                best, share = text, held
     if len(best) > QUOTE_CHARS:
         best = best[: QUOTE_CHARS - 1].rsplit(" ", 1)[0] + "…"
     return best
