@@ -359,15 +359,18 @@ def _message_first(
     ``globals.py`` and quoted by a page of its docs)."""
     if not messages:
         return hits
-    writing = [
-        i for i, hit in enumerate(hits)
-        if (focus := focus_of(hit.chunk, source, terms, messages)) is not None
-        and focus.role == "message"
-    ]  # fmt: skip
-    if not writing:
+    first = None
+    for i, hit in enumerate(hits):
+        focus = focus_of(hit.chunk, source, terms, messages)
+        if focus is None or focus.role != "message":
+            continue
+        first = i if first is None else first
+        if not secondary_path(hit.chunk.path):
+            first = i  # the code's: no need to read further
+            break
+    if first is None:
         return hits
-    i = min(writing, key=lambda j: secondary_path(hits[j].chunk.path))
-    return [hits[i], *hits[:i], *hits[i + 1 :]]
+    return [hits[first], *hits[:first], *hits[first + 1 :]]
 
 
 def _block(hit: Hit, focus: Focus | None, source: LineSource | None) -> AnswerBlock:
