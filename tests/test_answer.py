@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from repos import copy_index
 
 import codecite
-from codecite.answer.answerer import Answerer
+from codecite.answer.answerer import Answer, Answerer
 from codecite.answer.citations import (
     Block,
     Citation,
@@ -113,6 +113,16 @@ def test_changing_a_documented_constant_names_the_lines_that_read_it(answerer: A
     assert (first.path, first.start_line, first.role) == ("shop/pricing.py", 22, "caller")
 
 
+def _ask_of(root: Path, files: dict[str, str], *questions: str) -> list[Answer]:
+    """Extractive answers to ``questions`` on a fresh index of ``files`` under ``root``."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    with codecite.open_index(root) as index:
+        index.update()
+        return [index.ask(q, "extractive") for q in questions]
+
+
 JOBS = '''"""Jobs and the documents printed for them."""
 
 
@@ -147,18 +157,14 @@ def test_changing_a_method_no_resolved_call_reaches_names_its_calls_by_name(
     ``process``. An impact answer then says so and lists the calls of the name, the
     caller at its line, rather than leading with the definition alone; a function only
     a test calls is said to be called by no code."""
-    root = tmp_path / "jobs"
-    root.mkdir()
-    (root / "jobs.py").write_text(JOBS)
-    (root / "tests").mkdir()
-    (root / "tests" / "test_jobs.py").write_text(
+    test = (
         "from jobs import archive\n\n\ndef test_archive():\n"
         "    # archive(job) keeps the job\n    assert archive(1) == {'archived': 1}\n"
     )
-    with codecite.open_index(root) as index:
-        index.update()
-        answer = index.ask("What breaks if I change Worker.process?", "extractive")
-        alone = index.ask("What breaks if I change archive?", "extractive")
+    answer, alone = _ask_of(
+        tmp_path / "jobs", {"jobs.py": JOBS, "tests/test_jobs.py": test},
+        "What breaks if I change Worker.process?", "What breaks if I change archive?",
+    )  # fmt: skip
     assert answer.shape == "impact"
     assert answer.lead.startswith(
         "The code graph ties no call to `Worker.process`; 1 place calls a `process` by name: "
@@ -178,14 +184,12 @@ def test_of_two_definitions_of_the_name_changed_the_one_code_calls_is_the_subjec
     """ "What breaks if I change make_response?" where a helper function and a method
     share the name: the method the app calls is the subject (its caller leads), not the
     helper only tests call, whichever search ranked first."""
-    root = tmp_path / "web"
-    root.mkdir()
-    (root / "helpers.py").write_text(
+    helpers = (
         '"""Helpers for views."""\n\n\ndef make_response(*args):\n'
         '    """Make a response from a view\'s return value, to add headers to it."""\n'
         "    return args\n"
     )
-    (root / "app.py").write_text(
+    app = (
         '"""The application."""\n\n\nclass App:\n'
         "    def make_response(self, rv):\n"
         '        """Convert a view\'s return value to a response."""\n'
@@ -195,14 +199,12 @@ def test_of_two_definitions_of_the_name_changed_the_one_code_calls_is_the_subjec
         "        response = self.make_response(rv)\n"
         "        return response\n"
     )
-    (root / "tests").mkdir()
-    (root / "tests" / "test_helpers.py").write_text(
+    test = (
         "from helpers import make_response\n\n\ndef test_make_response():\n"
         "    assert make_response(1) == (1,)\n"
     )
-    with codecite.open_index(root) as index:
-        index.update()
-        answer = index.ask("What breaks if I change make_response?", "extractive")
+    files = {"helpers.py": helpers, "app.py": app, "tests/test_helpers.py": test}
+    (answer,) = _ask_of(tmp_path / "web", files, "What breaks if I change make_response?")
     assert answer.shape == "impact"
     assert answer.lead.startswith(
         "Changing `App.make_response` affects 1 caller: `App.finalize_request` (app.py:11)"
@@ -543,24 +545,21 @@ def test_a_quantity_question_leads_with_the_statement_writing_the_value(tmp_path
     """ "What is the default port?" is answered by the statement holding the number
     (``default=5000``), not by the doc summary of the function shown first, and the
     block holding that statement leads; a 0 or a 1 (an index, a step) is no value."""
-    root = tmp_path / "devserver"
-    root.mkdir()
-    (root / "server.py").write_text(
+    server = (
         '"""The development server."""\n\n\n'
         "def serve(app, host, port):\n"
         '    """Serve the application on the local development server."""\n'
         "    listener = bind(host, port, backlog=1)\n"
         "    return listener.run(app)\n"
     )
-    (root / "cli.py").write_text(
+    cli = (
         '"""The command line."""\n\n\n'
         "def run_command(app, host='127.0.0.1', port=5000):\n"
         '    """Run the local development server."""\n'
         "    serve(app, host, port)\n"
     )
-    with codecite.open_index(root) as index:
-        index.update()
-        answer = index.ask("What is the default port of the development server?", "extractive")
+    question = "What is the default port of the development server?"
+    (answer,) = _ask_of(tmp_path / "devserver", {"server.py": server, "cli.py": cli}, question)
     assert answer.shape == "quantity"
     assert answer.lead.startswith("`run_command` (cli.py:4-6)"), answer.lead
     assert "port=5000" in answer.lead, answer.lead
@@ -571,15 +570,12 @@ def test_a_first_line_with_nothing_else_to_say_quotes_a_string_of_words(tmp_path
     (a JavaScript test, an option's help) is introduced by the string of words it
     writes that holds the question, not by its name alone; a string of code is none."""
     from codecite.answer.compose import prose_string
-    from codecite.question.terms import question_terms
 
     terms = question_terms("Which test checks a missing path?", lambda t: 1, 10)
     lines = ["it('should error missing path', function (done) {", "  get('/a/b/c.txt')"]
     assert prose_string(lines, terms) == "should error missing path"
     assert prose_string(["  get('/a/b/c.txt', 'x y z w')"], terms) == ""
-    root = tmp_path / "site"
-    (root / "test").mkdir(parents=True)
-    (root / "test" / "send.js").write_text(
+    test = (
         "describe('res.sendFile', function () {\n"
         "  it('should error missing path', function (done) {\n"
         "    request(createApp())\n"
@@ -588,8 +584,6 @@ def test_a_first_line_with_nothing_else_to_say_quotes_a_string_of_words(tmp_path
         "  });\n"
         "});\n"
     )
-    with codecite.open_index(root) as index:
-        index.update()
-        question = "Which test checks that sendFile errors on a missing path?"
-        answer = index.ask(question, "extractive")
+    question = "Which test checks that sendFile errors on a missing path?"
+    (answer,) = _ask_of(tmp_path / "site", {"test/send.js": test}, question)
     assert answer.lead.endswith(': "should error missing path".'), answer.lead
