@@ -190,7 +190,8 @@ def test_a_stop_inside_a_commit_batch_keeps_and_reports_what_was_computed(repo: 
     """Issue 39: ``index --stop`` said "0 of N" while the worker had computed part of its
     first commit batch. What a stopped batch computed is written, and the message says
     how many vectors the index has."""
-    one_batch = {"CODECITE_EMBED_COMMIT_EVERY": "100000", "CODECITE_EMBED_BATCH_SIZE": "4"}
+    # one commit batch of one-text model batches: it computes long enough to be caught
+    one_batch = {"CODECITE_EMBED_COMMIT_EVERY": "100000", "CODECITE_EMBED_BATCH_SIZE": "1"}
     proc = run_cli("index", str(repo), "--json", env=one_batch)
     assert proc.returncode == 0, proc.stderr
 

@@ -378,7 +378,12 @@ def _embed_all(
     counts, last = ModelCounts(), [0.0]
 
     def on_progress(event: Progress) -> None:
-        if event.stage != "embed" or time.monotonic() - last[0] < STATE_EVERY_SECONDS:
+        if event.stage != "embed":
+            return
+        # the first computed vectors are shown at once (a small index can finish its
+        # whole batch within STATE_EVERY_SECONDS); later ones at most once a period
+        first = event.done > 0 and state.embedded == 0
+        if not first and time.monotonic() - last[0] < STATE_EVERY_SECONDS:
             return
         last[0] = time.monotonic()
         state.embedded, state.total = event.done, max(state.total, event.total)
