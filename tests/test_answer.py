@@ -183,7 +183,9 @@ def test_of_two_definitions_of_the_name_changed_the_one_code_calls_is_the_subjec
 ) -> None:
     """ "What breaks if I change make_response?" where a helper function and a method
     share the name: the method the app calls is the subject (its caller leads), not the
-    helper only tests call, whichever search ranked first."""
+    helper only tests call, whichever search ranked first. The helper is named after the
+    blocks, as another definition of the name, and the question that writes the
+    qualified name gets no such note."""
     helpers = (
         '"""Helpers for views."""\n\n\ndef make_response(*args):\n'
         '    """Make a response from a view\'s return value, to add headers to it."""\n'
@@ -204,12 +206,21 @@ def test_of_two_definitions_of_the_name_changed_the_one_code_calls_is_the_subjec
         "    assert make_response(1) == (1,)\n"
     )
     files = {"helpers.py": helpers, "app.py": app, "tests/test_helpers.py": test}
-    (answer,) = _ask_of(tmp_path / "web", files, "What breaks if I change make_response?")
+    answer, qualified = _ask_of(
+        tmp_path / "web",
+        files,
+        "What breaks if I change make_response?",
+        "What breaks if I change App.make_response?",
+    )
     assert answer.shape == "impact"
     assert answer.lead.startswith(
         "Changing `App.make_response` affects 1 caller: `App.finalize_request` (app.py:11)"
     ), answer.lead
     assert (answer.blocks[0].path, answer.blocks[0].start_line) == ("app.py", 11)
+    said = "Another definition of `make_response`: `make_response` (helpers.py:4-6)."
+    assert said in answer.notes, answer.notes
+    assert qualified.lead.startswith("Changing `App.make_response` affects 1 caller")
+    assert not any("Another definition" in note for note in qualified.notes), qualified.notes
 
 
 def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answerer) -> None:

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
 #: Blocks an answer shows.
 MAX_BLOCKS = 5
+#: Other definitions of an impact question's name, said after the blocks.
+MAX_NAMESAKES = 3
 #: Callers an impact answer shows before the rest.
 MAX_CALLERS = 3
 #: Places shown (as blocks) where an exception class that leads is raised; its sentence
@@ -300,7 +302,7 @@ def compose(
             blocks = [x.block for x in shown]
     lead = _lead(shown[0], terms, kind == "quantity") if shown else ""
     facts: list[str] = []
-    subject = _subject(hits, terms, graph.called) if kind == "impact" else None
+    subject, namesakes = _subject(hits, terms, graph.called) if kind == "impact" else (None, [])
     if subject is not None:
         found = graph.impact(subject, hits, terms)
         out.extract.context += found.context
@@ -309,6 +311,13 @@ def compose(
             out.extract.neighbourhood = hood
             out.extract.picture = neighbourhood_mermaid(hood)
         facts = found.sentences
+        if namesakes:  # the name is ambiguous: the other definitions are said after
+            out.extract.context += [Block(c.path, c.start_line, c.end_line) for c in namesakes]
+            named = ", ".join(
+                f"`{c.qualname}` ({cite(c.path, c.start_line, c.end_line)})" for c in namesakes
+            )
+            one = "Another definition" if len(namesakes) == 1 else "Other definitions"
+            facts = [*facts, f"{one} of `{subject.name}`: {named}."]
         callers = found.callers[:MAX_CALLERS]
         if callers or found.uncalled:
             # the callers at their call sites lead, code before tests (or, when no code
@@ -384,21 +393,29 @@ def _same(a: AnswerBlock, b: AnswerBlock) -> bool:
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
-def _subject(hits: Sequence[Hit], terms: Terms, called: Callable[[Chunk], int]) -> Chunk | None:
+def _subject(
+    hits: Sequence[Hit], terms: Terms, called: Callable[[Chunk], int]
+) -> tuple[Chunk | None, list[Chunk]]:
     """The definition an impact question is about: one whose name it writes (a
     documented constant too: "what breaks if I change DEFAULT_RESULT_TTL"; of several
     definitions of that name, the one the code graph ties most calls to, ``called``:
     ``make_response`` the method the app calls, not the helper only tests call), else
-    the first definition outside tests."""
+    the first definition outside tests. With it, when the question writes the bare
+    name and not a qualified one, the other definitions of that name (its namesakes),
+    so the answer can say the name is ambiguous."""
     named = [
         h.chunk for h in hits
         if h.chunk.kind in (*DEFINITION_KINDS, "constant") and not is_test_path(h.chunk.path)
     ]  # fmt: skip
     written = [c for c in named if {c.name.lower(), c.qualname.lower()} & terms.written]
     if written:  # the first of the most called (a constant is read, not called)
-        return max(written, key=lambda c: called(c) if c.kind != "constant" else 0)
+        subject = max(written, key=lambda c: called(c) if c.kind != "constant" else 0)
+        if subject.qualname.lower() in terms.written:  # "Context.invoke": no other
+            return subject, []
+        others = {c.qualname: c for c in written if c.qualname != subject.qualname}
+        return subject, list(others.values())[:MAX_NAMESAKES]
     definitions = [c for c in named if c.kind in DEFINITION_KINDS]
-    return definitions[0] if definitions else None
+    return (definitions[0] if definitions else None), []
 
 
 #: A number written in code, past 0 and 1 (an index, a count step, a flag): what a
