@@ -223,6 +223,47 @@ def test_of_two_definitions_of_the_name_changed_the_one_code_calls_is_the_subjec
     assert not any("Another definition" in note for note in qualified.notes), qualified.notes
 
 
+def test_a_pasted_console_leads_with_the_code_writing_its_failure_not_a_warning(
+    tmp_path: Path,
+) -> None:
+    """A report pastes a console: a warning printed on every start, then the panic. The
+    code writing the panic's message leads, not the code writing the warning (both are
+    quoted literally; the warning is printed first)."""
+    engine = (
+        '"""The engine."""\nimport logging\n\nlog = logging.getLogger(__name__)\n\n\n'
+        "def new_engine(logger, recovery):\n"
+        '    """Create the service\'s engine on boot, before any route is merged into it:\n'
+        "    every lookup route, by id or by name, is served through this engine, and\n"
+        '    the clients in production reach the service through it."""\n'
+        "    if logger and recovery:\n"
+        '        log.warning("Creating an engine instance with the logger already attached.")\n'
+        "    return {'logger': logger, 'recovery': recovery}\n"
+    )
+    tree = (
+        '"""The routing tree."""\n\n\n'
+        "def add_route(routes, path, handler):\n"
+        '    """Add a route of the path to the tree."""\n'
+        "    for existing in routes:\n"
+        "        if existing.split(':')[0] == path.split(':')[0] and existing != path:\n"
+        "            raise RuntimeError(\n"
+        "                f'{path!r} conflicts with existing wildcard {existing!r} in the tree'\n"
+        "            )\n"
+        "    routes.append(path)\n"
+    )
+    report = (
+        "The service crashes on boot after the new lookup-by-name route was merged.\n\n"
+        "WARNING: Creating an engine instance with the logger already attached.\n"
+        "panic: '/users/:name' conflicts with existing wildcard '/users/:id' in the tree\n\n"
+        "Why can't both routes exist? We need the lookup by id and the lookup by name, "
+        "and the old route is used by every client we have in production today, so it "
+        "cannot simply go away or be renamed by this release of the service."
+    )
+    files = {"web/engine.py": engine, "web/tree.py": tree}
+    (answer,) = _ask_of(tmp_path / "svc", files, report)
+    assert answer.blocks[0].path == "web/tree.py", answer.lead
+    assert "conflicts with existing wildcard" in answer.lead, answer.lead
+
+
 def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answerer) -> None:
     """An exception class's docstring holds the question's words; the code that raises
     it is what happens: its raise sites (the graph's construction edges), code only."""

@@ -326,6 +326,27 @@ def test_a_pasted_log_finds_the_line_that_logs_its_message(tmp_path: Path) -> No
     assert "errors #" in hits[0].why
 
 
+def test_a_pasted_console_s_failures_are_its_panic_and_errors_not_its_warnings() -> None:
+    """A console pasted into a question prints warnings before what failed: the
+    failures are the panic's and the errors' messages (a warning class's text is none)."""
+    console = (
+        "The service crashes on boot after the new route:\n\n"
+        "[GIN-debug] [WARNING] Creating an Engine instance with the Logger attached.\n"
+        "[GIN-debug] GET /users/:id --> main.getUser (3 handlers)\n"
+        "panic: ':name' in new path '/users/:name' conflicts with existing wildcard ':id'\n"
+        "UserWarning: the settings file is read twice on start\n"
+        "ValueError: no handler registered for the path\n\n"
+        "Why can't both routes exist? " + "We need both of them in production. " * 6
+    )
+    parts = read_parts(console)
+    warning = "Creating an Engine instance with the Logger attached."
+    panic = "':name' in new path '/users/:name' conflicts with existing wildcard ':id'"
+    assert parts.long and parts.warned == (warning,)
+    assert parts.logged[0] == warning and panic in parts.logged  # all are searched for
+    assert parts.failures == ["no handler registered for the path", panic]
+    assert warning in parts.messages
+
+
 def test_a_short_question_with_a_pasted_error_finds_the_code_writing_it(tmp_path: Path) -> None:
     body = "".join(f"        headers.append(('x-trace-{n}', str({n})))\n" for n in range(30))
     client = (

@@ -212,7 +212,7 @@ class Answerer:
         composed = compose(
             asked.kind.name, hits, seen.terms, asked.parts.messages,
             GraphFacts(self.searcher.store, lines), lines, self.config.answer.answer_max_blocks,
-            score, asked.kind.wants_tests,
+            score, asked.kind.wants_tests, asked.parts.failures,
         )  # fmt: skip
         # a pasted trace through indexed files: the question is about this code
         framed = framed_files(self.searcher.store, asked.parts, filters)

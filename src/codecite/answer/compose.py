@@ -272,12 +272,14 @@ def compose(
     max_blocks: int = MAX_BLOCKS,
     score: LineScore | None = None,
     tests_first: bool = False,
+    failures: Sequence[str] = (),
 ) -> Composed:
     """The extractive answer over ``hits`` in their (already chosen) order; ``score``:
     the learnt focus line's (None: the line holding most of the question's words);
-    ``tests_first``: the question asks for tests (:attr:`Kind.wants_tests`)."""
+    ``tests_first``: the question asks for tests (:attr:`Kind.wants_tests`);
+    ``failures``: of ``messages``, those of what failed (:attr:`Parts.failures`)."""
     out = Composed(Extract(""))
-    hits = _message_first(code_first(hits, kind, tests_first), source, terms, messages)
+    hits = _message_first(code_first(hits, kind, tests_first), source, terms, messages, failures)
     shown: list[_Shown] = []
     for hit in hits:
         if len(shown) >= max_blocks:
@@ -359,13 +361,22 @@ def code_first(hits: Sequence[Hit], kind: str, tests_first: bool = False) -> lis
 
 
 def _message_first(
-    hits: Sequence[Hit], source: LineSource | None, terms: Terms, messages: Sequence[str]
+    hits: Sequence[Hit],
+    source: LineSource | None,
+    terms: Terms,
+    messages: Sequence[str],
+    failures: Sequence[str] = (),
 ) -> Sequence[Hit]:
     """Literal evidence leads: the first hit with a line writing the message the
     question quotes goes first (the line that writes a reported error is where it comes
     from; no score decides that), the code's before a doc page's or a test's (they
     quote it: flask's "Working outside of application context" is written by
-    ``globals.py`` and quoted by a page of its docs)."""
+    ``globals.py`` and quoted by a page of its docs). A message of what failed is
+    looked for first: a pasted console's panic, not the warning printed before it."""
+    if failures and messages != failures:
+        found = _message_first(hits, source, terms, failures)
+        if found is not hits:
+            return found
     if not messages:
         return hits
     first = None

@@ -85,6 +85,8 @@ class Parts:
     #: Messages of pasted log or console output (the text after ``Error:``,
     #: ``[ERROR]``, ``panic:``): lines the code wrote, looked up like error messages.
     logged: tuple[str, ...] = ()
+    #: Those of ``logged`` printed at a warning level (the program went on).
+    warned: tuple[str, ...] = ()
     #: Phrases the question quotes (``'Exception in ASGI application'``): text the user
     #: saw, which the code may have written literally.
     quoted: tuple[str, ...] = ()
@@ -102,6 +104,19 @@ class Parts:
         """What the code may have written literally: the errors' texts, the logged
         messages, then the quoted phrases."""
         return list(dict.fromkeys([*self.error_texts, *self.logged, *self.quoted]))
+
+    @property
+    def failures(self) -> list[str]:
+        """The messages of what failed: the errors' texts (a warning class's are not)
+        and the logged messages above a warning level. A pasted console asks about its
+        failure (``panic: ... conflicts with existing wildcard``), not the warnings
+        printed before it."""
+        raised = [
+            e.partition(":")[2].strip() for e in self.errors
+            if ":" in e and not e.partition(":")[0].strip().endswith("Warning")
+        ]  # fmt: skip
+        logged = [m for m in self.logged if m not in self.warned]
+        return list(dict.fromkeys([*raised, *logged]))
 
     @property
     def error_types(self) -> list[str]:
@@ -140,6 +155,7 @@ def read_parts(text: str) -> Parts:
                 (code_parts if _is_code_line(line) else prose_lines).append(line)
     prose = "\n".join(prose_lines)
     code = "\n".join(code_parts)
+    logged = _logged(text)
     return Parts(
         text,
         prose=prose,
@@ -147,7 +163,8 @@ def read_parts(text: str) -> Parts:
         frames=frames,
         errors=errors,
         paths=tuple(_paths(text, frames)),
-        logged=tuple(_logged(text)),
+        logged=tuple(m for m, _ in logged),
+        warned=tuple(m for m, warning in logged if warning),
         quoted=_quoted(rest),
         long=True,
         sizes={"prose": len(prose.split()), "code": len(code.split())},
@@ -170,7 +187,7 @@ def _pasted_output(text: str) -> bool:
 
 #: A logged or printed message: the text after a level or ``Error:`` word.
 _LOGGED = re.compile(
-    r"(?:^|[\s\[])(?:error|fatal|panic|warning|warn|critical|exception|failed|failure)"
+    r"(?:^|[\s\[])(?P<level>error|fatal|panic|warning|warn|critical|exception|failed|failure)"
     r"\]?\s*[:\]]\s*(?P<text>[^\n]{12,})",
     re.I | re.M,
 )
@@ -178,10 +195,15 @@ _LOGGED = re.compile(
 MAX_LOGGED = 12
 
 
-def _logged(text: str) -> list[str]:
-    out = [m.group("text").strip() for m in _LOGGED.finditer(text)]
-    out = [m for m in out if not _TRACEBACK_HEAD.match(m)]  # "...: Traceback (most recent"
-    return [m for m in dict.fromkeys(out) if len(m.split()) >= 3][:MAX_LOGGED]
+def _logged(text: str) -> list[tuple[str, bool]]:
+    """The logged messages, each with whether it was printed at a warning level."""
+    out: dict[str, bool] = {}
+    for m in _LOGGED.finditer(text):
+        message = m.group("text").strip()
+        if len(message.split()) < 3 or _TRACEBACK_HEAD.match(message):  # "...: Traceback"
+            continue
+        out.setdefault(message, m.group("level").lower().startswith("warn"))
+    return list(out.items())[:MAX_LOGGED]
 
 
 #: A phrase in quotes: double or typographic quotes, or single quotes that stand apart
