@@ -13,13 +13,14 @@ import pytest
 from repos import copy_index, run_cli
 
 import codecite
-from codecite.answer.answerer import learnt_order
+from codecite.answer.answerer import learnt_order, name_in_words
 from codecite.answer.compose import constant_part, is_fragment, lead_quote
 from codecite.answer.features import HIT_FEATURES, QUESTION_FEATURES
 from codecite.answer.model import answer_model
 from codecite.evaluate import load_golden
 from codecite.question import read
 from codecite.question.terms import question_terms
+from codecite.types import Chunk
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[1]
@@ -238,7 +239,8 @@ def test_the_model_orders_only_hits_that_carry_the_cosines_it_learnt_with(
 def test_the_models_pick_leads_and_docs_keep_their_place_in_search_order() -> None:
     """The model orders the hits it learnt to judge; a docs hit keeps its place in
     search's order and is never its pick (its training indexes held no docs: the prose
-    weight is exactly 0); a documented constant search put first stays first."""
+    weight is exactly 0); a documented constant search put first stays first, and so
+    does a definition the question names in words."""
     picked = (3, 0, 5, 1, 4, 2)
     assert learnt_order(picked, "model") == picked
     assert learnt_order(picked, "lead") == (3, 0, 1, 2, 4, 5)
@@ -253,7 +255,9 @@ def test_the_models_pick_leads_and_docs_keep_their_place_in_search_order() -> No
     # search's first hit is a documented constant (never judged): it stays first
     assert learnt_order((2, 0, 1), "model", [False, True, True], True) == (0, 2, 1)
     assert learnt_order((2, 0, 1), "lead", [False, True, True], True) == (0, 1, 2)
-    assert learnt_order((2, 0, 1), "model", [True, True, True], True) == (2, 0, 1)
+    # ... and so does a definition whose name the question writes in words: the model's
+    # order after it
+    assert learnt_order((2, 0, 1), "model", [True, True, True], True) == (0, 2, 1)
     assert codecite.Config().answer.answer_order == "model"
     weights = dict(zip(HIT_FEATURES, answer_model().order_weights, strict=True))
     assert weights["prose"] == 0.0
@@ -335,7 +339,6 @@ def test_the_learnt_line_score_quotes_the_line_that_says_what_was_asked() -> Non
     from codecite.answer.compose import focus_of
     from codecite.answer.focus import LINE_FEATURES, line_features
     from codecite.question.terms import stems
-    from codecite.types import Chunk
 
     model = answer_model()
     assert model is not None and model.line_weights is not None
@@ -360,3 +363,19 @@ def test_the_learnt_line_score_quotes_the_line_that_says_what_was_asked() -> Non
     rows = line_features(lines, [True] * len(lines), terms, np.zeros(len(lines)))
     assert rows.shape == (len(lines), len(LINE_FEATURES))
     assert rows[:, LINE_FEATURES.index("first")].tolist() == [1.0] + [0.0] * (len(lines) - 1)
+
+
+def test_a_name_written_as_its_words_in_order_is_a_name_the_question_writes() -> None:
+    """ "What is the default environment used to evaluate markers?" names
+    ``default_environment``; one-word names and constants are not read this way."""
+
+    def chunk(name: str, kind: str = "function") -> Chunk:
+        return Chunk("c", "r", "m.py", "python", kind, name, name, 1, 2, "", "", "h")
+
+    asked = "What is the default environment used to evaluate environment markers?"
+    assert name_in_words(chunk("default_environment"), asked)
+    assert name_in_words(chunk("DefaultEnvironment", "class"), asked)
+    assert name_in_words(chunk("default_environment"), "Where is default_environment set?")
+    assert not name_in_words(chunk("evaluate_marker"), asked)  # not in that order
+    assert not name_in_words(chunk("evaluate", "method"), asked)  # one word
+    assert not name_in_words(chunk("DEFAULT_ENVIRONMENT", "constant"), asked)

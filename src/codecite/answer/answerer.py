@@ -11,6 +11,7 @@ text is checked against the context; unverified ones are flagged, never silently
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -26,6 +27,7 @@ from ..chunking.grammars import GRAMMARS
 from ..embed.static import LINE_MODEL_NAME, named_embedder
 from ..errors import EmbeddingError
 from ..filetext import display_text
+from ..identifiers import split_identifier
 from ..picture.model import Neighbourhood
 from ..question import read
 from ..question.terms import Terms
@@ -34,7 +36,7 @@ from ..retrieve.pack import pack
 from ..retrieve.parts import framed_files
 from ..retrieve.querylog import append_query_log
 from ..retrieve.types import Filters, Hit, mark_stale
-from ..types import LINE_EXACT_KINDS
+from ..types import LINE_EXACT_KINDS, Chunk
 from .blocks import AnswerBlock
 from .citations import Block, Citation, check_citations, citation_flags
 from .compose import compose
@@ -202,7 +204,7 @@ class Answerer:
             judged = [h.chunk.language in GRAMMARS and h.chunk.kind != "constant" for h in top]
             # a documented constant search put first (by its doc's words: "how long are
             # results kept") stays first: the model never learnt to judge one
-            first_kept = top[0].chunk.kind == "constant"
+            first_kept = top[0].chunk.kind == "constant" or name_in_words(top[0].chunk, asked.text)
             shown = learnt_order(ordered.order, self.config.answer.answer_order, judged, first_kept)
         hits = [*(top[i] for i in shown), *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
@@ -439,12 +441,23 @@ def learnt_order(
     picks = [i for i in order if ok[i]]
     if how == "search" or not picks:
         return searched
-    kept = first_kept and not ok[searched[0]]
     if how == "lead":
-        return searched if kept else (picks[0], *(i for i in searched if i != picks[0]))
+        return searched if first_kept else (picks[0], *(i for i in searched if i != picks[0]))
     slots = iter(picks)
     placed = tuple(next(slots) if ok[i] else i for i in searched)
-    return placed if kept else (picks[0], *(i for i in placed if i != picks[0]))
+    first = searched[0] if first_kept else picks[0]
+    return (first, *(i for i in placed if i != first))
+
+
+def name_in_words(chunk: Chunk, text: str) -> bool:
+    """Whether ``text`` writes a definition's name of two words or more as those words
+    in order ("the default environment" for ``default_environment``)."""
+    words = split_identifier(chunk.name)
+    if len(words) < 2 or chunk.kind not in ("function", "method", "class"):
+        return False
+    said = [w.lower() for w in re.findall(r"[A-Za-z0-9]+", text)]
+    n = len(words)
+    return any(said[i : i + n] == words for i in range(len(said) - n + 1))
 
 
 def _line_score(
