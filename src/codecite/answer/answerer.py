@@ -449,13 +449,17 @@ def learnt_order(
     return (first, *(i for i in placed if i != first))
 
 
+#: A word of a question, an identifier's parts apart (``default_environment``: two).
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
 def name_in_words(chunk: Chunk, text: str) -> bool:
     """Whether ``text`` writes a definition's name of two words or more as those words
     in order ("the default environment" for ``default_environment``)."""
     words = split_identifier(chunk.name)
     if len(words) < 2 or chunk.kind not in ("function", "method", "class"):
         return False
-    said = [w.lower() for w in re.findall(r"[A-Za-z0-9]+", text)]
+    said = [w.lower() for w in _WORD.findall(text)]
     n = len(words)
     return any(said[i : i + n] == words for i in range(len(said) - n + 1))
 
