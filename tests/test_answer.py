@@ -264,6 +264,38 @@ def test_a_pasted_console_leads_with_the_code_writing_its_failure_not_a_warning(
     assert "conflicts with existing wildcard" in answer.lead, answer.lead
 
 
+def test_a_test_runner_s_question_naming_tests_is_answered_by_its_code(tmp_path: Path) -> None:
+    """On a test runner every question names tests: "How does the runner discover tests
+    in a package?" asks how its code does it (its own tests of discovery come after);
+    "Which tests cover discovery?" asks for the tests."""
+    runner = (
+        '"""Test discovery."""\nimport os\n\n\n'
+        "def discover_tests(package):\n"
+        '    """Discover the tests in a package: walk its modules, load each test case."""\n'
+        "    found = []\n"
+        "    for name in sorted(os.listdir(package)):\n"
+        "        if name.startswith('test') and name.endswith('.py'):\n"
+        "            found.append(os.path.join(package, name))\n"
+        "    return found\n"
+    )
+    tests = (
+        "from runner.discovery import discover_tests\n\n\n"
+        "def test_discover_tests_in_a_package(tmp_path):\n"
+        '    """The tests in a package are discovered: each test module of it."""\n'
+        "    (tmp_path / 'test_one.py').write_text('')\n"
+        "    assert discover_tests(tmp_path) == [str(tmp_path / 'test_one.py')]\n"
+    )
+    files = {"runner/discovery.py": runner, "tests/test_discovery.py": tests}
+    how, which = _ask_of(
+        tmp_path / "runner",
+        files,
+        "How does the runner discover tests in a package?",
+        "Which tests cover the discovery of tests in a package?",
+    )
+    assert how.shape != "tests" and how.blocks[0].path == "runner/discovery.py", how.lead
+    assert which.shape == "tests" and which.blocks[0].path == "tests/test_discovery.py"
+
+
 def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answerer) -> None:
     """An exception class's docstring holds the question's words; the code that raises
     it is what happens: its raise sites (the graph's construction edges), code only."""

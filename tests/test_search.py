@@ -193,13 +193,26 @@ def test_unit_pieces() -> None:
     assert analyse("does the retry policy cover network errors").intent != "tests"
     assert analyse("where do we assert that the user is logged in").intent != "tests"
     assert analyse("where is the spec of the config file format").intent != "tests"
-    # asking for tests (they lead the answer) or about a thing named test (the code does)
+    # asking for tests (they lead the answer), about one test's code (search's order
+    # stands), or about what the code does with tests (a test runner's questions, "the
+    # test client"): the code answers
     from codecite.question import read
 
     assert read("Which tests check CORS preflight requests?").kind.wants_tests
     assert read("Is there a test for a 400 on a bad percent-encoding?").kind.wants_tests
-    client = read("How does the test client send cookies?").kind
-    assert client.name == "tests" and not client.wants_tests
+    assert read("Where are the tests for the router?").kind.wants_tests
+    assert read("How is the retry tested?").kind.wants_tests
+    helper = read("Where is the test helper that invokes CLI commands?").kind
+    assert helper.name == "tests" and not helper.wants_tests
+    for about_code in (
+        "How does the test client send cookies?",
+        "How does the runner discover tests in a package?",
+        "How are parameterized tests expanded?",
+        "Where are test results reported to the console?",
+        "How does the coverage plugin start measuring coverage?",
+    ):
+        kind = read(about_code).kind
+        assert kind.name != "tests" and kind.intent != "tests" and not kind.wants_tests, about_code
     info = analyse("calculatePriceWithTax in `web/src/cart.ts`")
     assert "calculatePriceWithTax" in info.identifiers and info.identifier_share >= 0.5
     assert rrf({"a": ["x", "y"], "b": ["y"]}, {"a": 1.0, "b": 2.0}, k=60)["y"] == pytest.approx(

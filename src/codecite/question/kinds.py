@@ -38,14 +38,33 @@ _EFFECT = re.compile(
 #: as well as making its kind (:data:`_CONTENT`).
 _QUANTITY_WORDS = r"limits?|maximum|minimum|timeouts?|expir\w+|ttl|lifetime"
 _ACCESS_WORDS = r"permissions?|authori[sz]\w*|access control"
+#: A question asking for tests: tests as what it asks for ("which tests", "is there a
+#: test for", "are there any specs"), how something is tested, its coverage, "what should
+#: I test" ("the test client", "how are tests collected" name what the code handles).
+_WANTS_TESTS = re.compile(
+    r"\b((which|what|are there( any)?|do (any|the)|list( the)?|show( me)?( the)?|"
+    r"find( the)?|where are( the)?)( \w+)? (tests|specs|test cases|test files)|"
+    r"(which|what) (\w+ )?(test|spec) (covers|checks|exercises|tests|verifies|proves|guards)|"
+    r"(a|any|one) test (for|that|which|covering|checking)|"
+    r"(covered|exercised|checked|verified) by (any |the )?tests?|tested|(test|code) coverage|"
+    r"what should (i|we) (test|check|verify)|what to test)\b",
+    re.I,
+)
+#: A question about one test's code: "the test function that validates ...", "the
+#: testing utility that invokes ..." (its answer is that test: search's order stands).
+_ABOUT_TEST = re.compile(
+    r"\b(the|this|that) (unit |functional |integration )?(test|testing) (function|method|"
+    r"class|case|helper|utility|utilities|fixture|suite|module|file|harness)s?\b",
+    re.I,
+)
+_TESTS_ASKED = re.compile(f"{_WANTS_TESTS.pattern}|{_ABOUT_TEST.pattern}", re.I)
 #: (kind, intent, rule): the first that matches names what the question asks.
 _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    # a question about tests names them ("which tests cover it"): "does the retry cover
-    # network errors?", "where do we assert the user is logged in?", "the spec of the
-    # format" ask about the code
-    ("tests", "tests", re.compile(
-        r"\b(tests?|tested|testing|test cases?|unit tests?|coverage|specs|spec files?|"
-        r"what should (i|we) (test|check|verify))\b", re.I)),
+    # a question about tests asks for them ("which tests cover it") or about one test's
+    # code ("the test helper that ..."); tests named as what the code handles ("how does
+    # the runner collect tests?", a test runner's every question) ask about the code, as
+    # do "does the retry cover network errors?" and "the spec of the format"
+    ("tests", "tests", _TESTS_ASKED),
     ("impact", "impact", re.compile(
         r"\b(if (i|we) (change|modify|remove|rename|delete|refactor)|who (uses|calls)|"
         r"callers?|called (by|from)|used by(?! default)|usages|usage of|"
@@ -75,14 +94,7 @@ KINDS = ("error", *dict.fromkeys(kind for kind, _, _ in _RULES), "yesno")
 #: Words that make a kind but name what the question is about: they stay in its subject
 #: ("What happens when the timeout is reached?", "How are permissions checked?").
 _CONTENT = re.compile(f"{_QUANTITY_WORDS}|{_ACCESS_WORDS}", re.I)
-#: A question asking for tests: tests named in the plural, their coverage, "is there a
-#: test", "a test for/that ..." ("the test client", "a test helper" name a thing).
-_WANTS_TESTS = re.compile(
-    r"\b(tests|specs|test cases|coverage|tested|(is|are) there (a |any )?tests?|"
-    r"(a|any|one) test (for|that|which|of|covering|to|checking)|what should (i|we) "
-    r"(test|check|verify))\b",
-    re.I,
-)
+
 #: A change, or a supposition of one: an effect word ("breaks", "affects") asks for
 #: impact only beside one.
 _CHANGES = re.compile(
