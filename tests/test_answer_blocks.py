@@ -200,6 +200,51 @@ def test_a_bare_first_line_quotes_the_doc_sentence_that_holds_the_question() -> 
     assert doc_sentence(gzip, terms("Which database driver is used?")) == ""
     code_only = ["    total = price * quantity", "    return total"]
     assert doc_sentence(code_only, terms("How is the total price computed?")) == ""
+    # a comment with no stop ends its thought where its paragraph ends (nose2's
+    # ``JUnitXmlReporter.__init__``), but a wrapped line of a longer one does not, nor
+    # commented-out code
+    config = [
+        "    def __init__(self) -> None:",
+        "        # Read argument from configuration file, or filled with default",
+        '        self.path = self.config.as_str("path", default="junit.xml")',
+    ]
+    read_file = terms("Where is the configuration file read?")
+    assert doc_sentence(config, read_file) == (
+        "Read argument from configuration file, or filled with default."
+    )
+    wrapped = ["    # Read argument from configuration file, or filled with", "    # the default"]
+    assert doc_sentence(wrapped, read_file) == (
+        "Read argument from configuration file, or filled with the default."
+    )
+    commented = ["    # config = read(file_path, cfg=[1, 2], x=3)", "    pass"]
+    assert doc_sentence(commented, read_file) == ""
+
+
+def test_a_first_line_with_nothing_else_to_say_quotes_the_signature_on_one_line() -> None:
+    """No docstring, no statement, comment or string holding the question: the first
+    line quotes the signature the block shows, on one line as one would write it."""
+    from codecite.answer.compose import _lead, _Shown
+    from codecite.question import read
+    from codecite.types import Chunk
+
+    signature = "def requires(\n    scopes,\n    status_code=403,\n    redirect=None,\n):"
+    code = f"{signature}\n    return list(scopes)"
+    chunk = Chunk(
+        "c", "r", "auth.py", "python", "function", "requires", "requires", 4, 9, code, "",
+        "h", signature,
+    )  # fmt: skip
+    block = AnswerBlock(
+        "auth.py", 4, 9, "requires", "python", tuple(code.splitlines()), "definition"
+    )
+    terms = read("Can a page be limited to signed-in people?").terms(lambda _t: 1, 100)
+    assert _lead(_Shown(block, chunk, None), terms) == (
+        "`requires` (auth.py:4-9): `def requires(scopes, status_code=403, redirect=None)`."
+    )
+    window = AnswerBlock(
+        "auth.py", 4, 9, "requires", "python", ("    return list(scopes)",), "line",
+        shown_start=9,
+    )  # fmt: skip
+    assert _lead(_Shown(window, chunk, None), terms) == "`requires` (auth.py:4-9)."
 
 
 def test_a_blocks_note_says_its_role_in_json_and_on_the_page() -> None:

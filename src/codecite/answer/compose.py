@@ -452,7 +452,7 @@ def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
     when its docstring's summary holds none; its docstring's summary; its focus
     statement, whole; else the sentence of a comment or doc text among the lines shown
     that holds most of the question; else such a string of words it writes, a test's
-    name or an option's help)."""
+    name or an option's help; else its signature)."""
     b, focus = first.block, first.focus
     where = cite(b.path, b.start_line, b.end_line)
     name = f"`{b.qualname}`" if b.qualname else f"`{b.path}`"
@@ -479,9 +479,20 @@ def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
     # a string of prose it writes: a test's name (``it('should error missing path')``),
     # an option's help, a warning printed
     text = prose_string(b.lines, terms)
-    if not text:
-        return f"{name} ({where})."
-    return f'{name} ({where}): "{text}"' + ("" if text[-1] in ".!?" else ".")
+    if text:
+        return f'{name} ({where}): "{text}"' + ("" if text[-1] in ".!?" else ".")
+    # else its signature, when the block shows it: what it takes and returns
+    head = _signature(first.chunk) if first.chunk.start_line in shown else ""
+    if head and not is_fragment(head) and first.chunk.language not in PROSE_LANGUAGES:
+        return f"{name} ({where}): `{head.replace('`', chr(39))}`."
+    return f"{name} ({where})."
+
+
+def _signature(chunk: Chunk) -> str:
+    """A definition's signature on one line, as written on one: ``def f(a, b=1)``."""
+    flat = " ".join(chunk.signature.split())
+    flat = re.sub(r",?\s*([)\]])", r"\1", re.sub(r"([(\[])\s+", r"\1", flat))
+    return statement(flat)
 
 
 #: A line of a comment: its marker (``#``, ``//``, ``/*``, ``*``, ``*/``), then its text.
@@ -514,8 +525,15 @@ def doc_sentence(lines: Sequence[str], terms: Terms) -> str:
         joined = " ".join(paragraph)
         for start, end in sentence_spans(joined):
             sentence = joined[start:end].strip()
+            words = sentence.split()
+            if sentence[-1:] not in (".", "!", "?"):
+                # a comment's last words with no stop ("# Read argument from the
+                # configuration file") end their thought when they end the paragraph
+                if end < len(joined.rstrip()) or sum(w.isalpha() for w in words) * 2 < len(words):
+                    continue
+                sentence += "."
             held = terms.share(stems(sentence))
-            if held > share and len(sentence.split()) >= SENTENCE_WORDS and sentence[-1] in ".!?":
+            if held > share and len(words) >= SENTENCE_WORDS:
                 best, share = sentence, held
     best = _RST_LITERAL.sub(r"`\1`", best)  # reStructuredText's ``x`` as Markdown's `x`
     if len(best) > QUOTE_CHARS:
