@@ -186,6 +186,15 @@ def test_unit_pieces() -> None:
     assert analyse("what else is affected if I tighten the validation").intent == "impact"
     assert analyse("what are the consequences of removing the lock").intent == "impact"
     assert analyse("why does the cache impact memory use").intent == "explain"
+    # words of a call or a use ask for the callers, except where a how or why question
+    # uses them to say what it is about
+    assert analyse("where is parse_args called from").intent == "impact"
+    assert analyse("who are the callers of retry").intent == "impact"
+    assert analyse("is handle_request used by anything else").intent == "impact"
+    assert analyse("how does the tokenizer used by the parser report an error").intent == (
+        "explain"
+    )
+    assert analyse("why is the helper called by the scheduler slow").intent == "explain"
     assert analyse("how is the line break index found").intent == "explain"
     # a tests question names tests; "cover", "assert" and "spec" alone are ordinary words
     assert analyse("is there test coverage for refunds").intent == "tests"

@@ -58,6 +58,13 @@ _ABOUT_TEST = re.compile(
     re.I,
 )
 _TESTS_ASKED = re.compile(f"{_WANTS_TESTS.pattern}|{_ABOUT_TEST.pattern}", re.I)
+#: Words of a call or a use: they ask for the callers ("where is parse_args called
+#: from?", "the callers of retry") except in a question that asks how or why, where they
+#: describe what it is about ("how does the tokenizer used by the parser report ...").
+_USES = re.compile(r"\b(callers?|called (by|from)|used by(?! default)|usages|usage of)\b", re.I)
+_EXPLAINS = re.compile(
+    r"^\W*(how|why|when|what (happens|does|do|is the (role|purpose|design|mechanism)))\b", re.I
+)
 #: (kind, intent, rule): the first that matches names what the question asks.
 _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # a question about tests asks for them ("which tests cover it") or about one test's
@@ -67,9 +74,9 @@ _RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("tests", "tests", _TESTS_ASKED),
     ("impact", "impact", re.compile(
         r"\b(if (i|we) (change|modify|remove|rename|delete|refactor)|who (uses|calls)|"
-        r"callers?|called (by|from)|used by(?! default)|usages|usage of|"
         r"depends? on (it|this|that|them|these|those)|(what|which|who)\b.{0,40}\bdepends? on|"
         r"dependents)\b", re.I)),
+    ("impact", "impact", _USES),
     ("impact", "impact", _EFFECT),
     ("who", "locate", re.compile(
         r"\b(who (can|may|is allowed|has access|gets|is trusted|are trusted)|whose|"
@@ -140,7 +147,11 @@ def classify(text: str, reported: bool = False, long: bool = False) -> Kind:
         return Kind("error", "locate", False)
     for name, intent, rule in _RULES:
         found = rule.search(text)
-        if found and (rule is not _EFFECT or _CHANGES.search(text)):
+        if (
+            found
+            and (rule is not _EFFECT or _CHANGES.search(text))
+            and (rule is not _USES or not _EXPLAINS.match(text))
+        ):
             if long:
                 return Kind("error" if name in ("tests", "impact") else name, "locate", False)
             wants = name == "tests" and bool(_WANTS_TESTS.search(text))
