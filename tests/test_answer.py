@@ -223,6 +223,37 @@ def test_of_two_definitions_of_the_name_changed_the_one_code_calls_is_the_subjec
     assert not any("Another definition" in note for note in qualified.notes), qualified.notes
 
 
+def test_of_two_methods_of_the_name_changed_the_one_of_the_class_it_names_is_the_subject(
+    tmp_path: Path,
+) -> None:
+    """ "What breaks if I change the type checker's is_type?": of ``Validator.is_type``
+    (called more) and ``TypeChecker.is_type``, the question names the class of the
+    second in words; no other definition is said to be meant."""
+    types = (
+        '"""Types."""\n\n\nclass TypeChecker:\n'
+        "    def is_type(self, instance, type):\n"
+        '        """Whether the instance is of the given type, by its registered check."""\n'
+        "        return self.checkers[type](instance)\n"
+    )
+    validator = (
+        '"""Validators."""\n\n\nclass Validator:\n'
+        "    def is_type(self, instance, type):\n"
+        '        """Whether the instance is of the type, asked of the type checker."""\n'
+        "        return self.checker.is_type(instance, type)\n\n"
+        "    def check_items(self, instance):\n"
+        "        return self.is_type(instance, 'array')\n\n"
+        "    def check_keys(self, instance):\n"
+        "        return self.is_type(instance, 'object')\n"
+    )
+    files = {"lib/types.py": types, "lib/validators.py": validator}
+    asked = "What breaks if I change the type checker's is_type?"
+    (answer,) = _ask_of(tmp_path / "lib", files, asked)
+    # the subject (the graph cannot tie ``self.checker.is_type`` to a class here: the
+    # calls of the name are listed)
+    assert answer.lead.startswith("The code graph ties no call to `TypeChecker.is_type`")
+    assert not any("Another definition" in note for note in answer.notes), answer.notes
+
+
 def test_a_pasted_console_leads_with_the_code_writing_its_failure_not_a_warning(
     tmp_path: Path,
 ) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..graph.testmap import is_test_path
+from ..identifiers import split_identifier
 from ..picture.mermaid import neighbourhood_mermaid
 from ..question.terms import Terms, stems
 from ..retrieve.types import Hit
@@ -419,14 +420,25 @@ def _subject(
         if h.chunk.kind in (*DEFINITION_KINDS, "constant") and not is_test_path(h.chunk.path)
     ]  # fmt: skip
     written = [c for c in named if {c.name.lower(), c.qualname.lower()} & terms.written]
-    if written:  # the first of the most called (a constant is read, not called)
-        subject = max(written, key=lambda c: called(c) if c.kind != "constant" else 0)
-        if subject.qualname.lower() in terms.written:  # "Context.invoke": no other
-            return subject, []
+    if written:  # the first of the most called (a constant is read, not called), of
+        # those whose class the question names when it names one ("the type checker's
+        # is_type": ``TypeChecker.is_type``, not the protocol's ``Validator.is_type``)
+        subject = max(
+            written,
+            key=lambda c: (_owner_named(c, terms), called(c) if c.kind != "constant" else 0),
+        )
+        if subject.qualname.lower() in terms.written or _owner_named(subject, terms):
+            return subject, []  # "Context.invoke": no other
         others = {c.qualname: c for c in written if c.qualname != subject.qualname}
         return subject, list(others.values())[:MAX_NAMESAKES]
     definitions = [c for c in named if c.kind in DEFINITION_KINDS]
     return (definitions[0] if definitions else None), []
+
+
+def _owner_named(chunk: Chunk, terms: Terms) -> bool:
+    """Whether the question writes every word of the name of the class a method is of."""
+    owner = split_identifier(chunk.parent.rpartition(".")[2]) if chunk.parent else []
+    return bool(owner) and all(word in terms.words for word in owner)
 
 
 #: A number written in code, past 0 and 1 (an index, a count step, a flag): what a
