@@ -49,6 +49,7 @@ TIERS: tuple[tuple[str, ...], ...] = (("static", "model"), ("static",))
 SETS = {
     "docstrings": (("golden.jsonl", "golden-tests.jsonl"), "index", "mined"),
     "commits": (("golden-commits.jsonl",), "index-full", "mined-commits"),
+    "paragraphs": (("golden-paragraphs.jsonl",), "index", "mined-paragraphs"),
 }
 
 
@@ -65,7 +66,7 @@ def load_golden(folder: Path, kind: str = "docstrings") -> list[dict[str, Any]]:
 
 def root(folder: Path, kind: str) -> Path:
     """The tree a set's index was made of: the stripped copy, or the released sdist."""
-    if kind == "docstrings":
+    if kind in ("docstrings", "paragraphs"):
         return folder / "tree"
     (source,) = [p for p in (folder / "download" / "src").iterdir() if p.is_dir()]
     return source

@@ -71,7 +71,7 @@ class Project:
 
 
 #: The mined question sets (``mine.py --set``): name -> folder under the workdir.
-SETS = {"docstrings": "mined", "commits": "mined-commits"}
+SETS = {"docstrings": "mined", "commits": "mined-commits", "paragraphs": "mined-paragraphs"}
 
 
 def load(workdir: Path, sets: tuple[str, ...] = ("docstrings",)) -> list[Project]:
