@@ -211,6 +211,8 @@ def test_unit_pieces() -> None:
     assert read("Is there a test for a 400 on a bad percent-encoding?").kind.wants_tests
     assert read("Where are the tests for the router?").kind.wants_tests
     assert read("How is the retry tested?").kind.wants_tests
+    assert read("Where do we test that a closed session refuses a request?").kind.wants_tests
+    assert read("Test humanize_error with a single Invalid error.").kind.wants_tests
     helper = read("Where is the test helper that invokes CLI commands?").kind
     assert helper.name == "tests" and not helper.wants_tests
     for about_code in (

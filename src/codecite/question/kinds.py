@@ -39,14 +39,16 @@ _EFFECT = re.compile(
 _QUANTITY_WORDS = r"limits?|maximum|minimum|timeouts?|expir\w+|ttl|lifetime"
 _ACCESS_WORDS = r"permissions?|authori[sz]\w*|access control"
 #: A question asking for tests: tests as what it asks for ("which tests", "is there a
-#: test for", "are there any specs"), how something is tested, its coverage, "what should
-#: I test" ("the test client", "how are tests collected" name what the code handles).
+#: test for", "are there any specs"), how something is tested ("where do we test ..."),
+#: its coverage, "what should I test", a test's own words ("Test that ...", "This tests
+#: ...") ("the test client", "how are tests collected" name what the code handles).
 _WANTS_TESTS = re.compile(
     r"\b((which|what|are there( any)?|do (any|the)|list( the)?|show( me)?( the)?|"
     r"find( the)?|where are( the)?)( \w+)? (tests|specs|test cases|test files)|"
     r"(which|what) (\w+ )?(test|spec) (covers|checks|exercises|tests|verifies|proves|guards)|"
     r"(a|any|one) test (for|that|which|covering|checking)|"
     r"(covered|exercised|checked|verified) by (any |the )?tests?|tested|(test|code) coverage|"
+    r"(we|you|they|i) test|^\W*(this )?(tests?|testing)|"
     r"what should (i|we) (test|check|verify)|what to test)\b",
     re.I,
 )
