@@ -44,7 +44,7 @@ _ACCESS_WORDS = r"permissions?|authori[sz]\w*|access control"
 #: ...") ("the test client", "how are tests collected" name what the code handles).
 _WANTS_TESTS = re.compile(
     r"\b((which|what|are there( any)?|do (any|the)|list( the)?|show( me)?( the)?|"
-    r"find( the)?|where are( the)?)( \w+)? (tests|specs|test cases|test files)|"
+    r"find( the)?|where are( the)?)( \w+)? (tests|specs|spec files|test cases|test files)|"
     r"(which|what) (\w+ )?(test|spec) (covers|checks|exercises|tests|verifies|proves|guards)|"
     r"(a|any|one) test (for|that|which|covering|checking)|"
     r"(covered|exercised|checked|verified) by (any |the )?tests?|tested|(test|code) coverage|"
