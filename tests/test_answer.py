@@ -327,6 +327,30 @@ def test_a_test_runner_s_question_naming_tests_is_answered_by_its_code(tmp_path:
     assert which.shape == "tests" and which.blocks[0].path == "tests/test_discovery.py"
 
 
+def test_which_tests_is_answered_by_a_test_before_a_test_file_s_helper(tmp_path: Path) -> None:
+    """ "Which tests cover the not found handler?": a test file's helper named
+    ``handler`` holds the question's words; the test that checks the handler leads."""
+    app = (
+        '"""The application."""\n\n\n'
+        "def set_not_found_handler(app, handler):\n"
+        '    """Set the handler called when no route matches a request."""\n'
+        "    app.not_found = handler\n"
+    )
+    tests = (
+        "from app import set_not_found_handler\n\n\n"
+        "def handler(request):\n"
+        '    """A not found handler for the tests: it covers every missing page."""\n'
+        "    return 404\n\n\n"
+        "def test_set_not_found_handler(app):\n"
+        "    set_not_found_handler(app, handler)\n"
+        "    assert app.not_found is handler\n"
+    )
+    files = {"app.py": app, "tests/test_app.py": tests}
+    (answer,) = _ask_of(tmp_path / "web", files, "Which tests cover the not found handler?")
+    assert answer.shape == "tests"
+    assert answer.lead.startswith("`test_set_not_found_handler` (tests/test_app.py:"), answer.lead
+
+
 def test_an_exception_that_leads_is_shown_with_where_it_is_raised(answerer: Answerer) -> None:
     """An exception class's docstring holds the question's words; the code that raises
     it is what happens: its raise sites (the graph's construction edges), code only."""

@@ -351,14 +351,26 @@ def code_first(hits: Sequence[Hit], kind: str, tests_first: bool = False) -> lis
     what the code does before what checks it (on SWE-QA's projects, which this was not
     written from: lead +1.7 to +3.3 points); a question that asks for tests ("which
     tests check ...", ``tests_first``) is answered by the tests, so they come first; one
-    about tests otherwise ("how does the test client send cookies") keeps its order."""
+    about tests otherwise ("how does the test client send cookies") keeps its order. Of
+    the tests, the test cases come before the helpers of test files (fastify's
+    ``handler`` of a test file led "Which tests cover the 404 handler?")."""
     if kind == "tests":
         return (
-            sorted(hits, key=lambda h: not is_test_path(h.chunk.path))
+            sorted(hits, key=lambda h: (not is_test_path(h.chunk.path), not _test_case(h.chunk)))
             if tests_first
             else list(hits)
         )
     return sorted(hits, key=lambda h: is_test_path(h.chunk.path))
+
+
+def _test_case(chunk: Chunk) -> bool:
+    """A test itself: a test function or method (``test_*``, ``Test*``, Go's ``Test*``),
+    a test class, or a test file's module lines (JavaScript's ``it(...)`` blocks)."""
+    return chunk.kind == "module" or bool(_TEST_CASE.match(chunk.name))
+
+
+#: The name of a test: ``test_x``, ``TestX``, RSpec/Jest ``should ...``.
+_TEST_CASE = re.compile(r"^(?:test|Test|should|it_|spec)")
 
 
 def _message_first(
