@@ -203,7 +203,9 @@ class Answerer:
             # question (they were functions, methods and classes): it keeps its place
             judged = [h.chunk.language in GRAMMARS and h.chunk.kind != "constant" for h in top]
             # a documented constant search put first (by its doc's words: "how long are
-            # results kept") stays first: the model never learnt to judge one
+            # results kept") stays first: the model never learnt to judge one; so does a
+            # definition whose name the question writes as words (its written_name
+            # feature sees identifiers only)
             first_kept = top[0].chunk.kind == "constant" or name_in_words(top[0].chunk, asked.text)
             shown = learnt_order(ordered.order, self.config.answer.answer_order, judged, first_kept)
         hits = [*(top[i] for i in shown), *hits[len(top) :]]
@@ -434,8 +436,9 @@ def learnt_order(
     it judges, the others in their places; "lead": its pick first, then search's order
     (a variant: 3.7 points less of the right definition in the first three on held-out
     docstring questions, 3.8 on commit subjects, lower on 23 of 24 projects each);
-    "search": search's order. ``first_kept``: search's first hit stays first when the
-    model does not judge it (a documented constant), the model's order after it."""
+    "search": search's order. ``first_kept``: search's first hit stays first (a
+    documented constant, which the model never judged; a definition whose name the
+    question writes in words, :func:`name_in_words`), the model's order after it."""
     searched = tuple(sorted(order))
     ok = [True] * len(searched) if judged is None else [bool(j) for j in judged]
     picks = [i for i in order if ok[i]]

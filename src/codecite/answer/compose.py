@@ -386,24 +386,27 @@ def _message_first(
     quote it: flask's "Working outside of application context" is written by
     ``globals.py`` and quoted by a page of its docs). A message of what failed is
     looked for first: a pasted console's panic, not the warning printed before it."""
-    if failures and messages != failures:
-        found = _message_first(hits, source, terms, failures)
-        if found is not hits:
-            return found
-    if not messages:
-        return hits
+    for wanted in (failures, messages) if failures and failures != messages else (messages,):
+        first = _writer(hits, source, terms, wanted) if wanted else None
+        if first is not None:
+            return [hits[first], *hits[:first], *hits[first + 1 :]]
+    return hits
+
+
+def _writer(
+    hits: Sequence[Hit], source: LineSource | None, terms: Terms, messages: Sequence[str]
+) -> int | None:
+    """The index of the first hit with a line writing one of ``messages``, the first
+    code hit's when there is one (None: no hit writes any)."""
     first = None
     for i, hit in enumerate(hits):
         focus = focus_of(hit.chunk, source, terms, messages)
         if focus is None or focus.role != "message":
             continue
-        first = i if first is None else first
         if not secondary_path(hit.chunk.path):
-            first = i  # the code's: no need to read further
-            break
-    if first is None:
-        return hits
-    return [hits[first], *hits[:first], *hits[first + 1 :]]
+            return i  # the code's: no need to read further
+        first = i if first is None else first
+    return first
 
 
 def _block(hit: Hit, focus: Focus | None, source: LineSource | None) -> AnswerBlock:

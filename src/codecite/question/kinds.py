@@ -103,7 +103,6 @@ KINDS = ("error", *dict.fromkeys(kind for kind, _, _ in _RULES), "yesno")
 #: Words that make a kind but name what the question is about: they stay in its subject
 #: ("What happens when the timeout is reached?", "How are permissions checked?").
 _CONTENT = re.compile(f"{_QUANTITY_WORDS}|{_ACCESS_WORDS}", re.I)
-
 #: A change, or a supposition of one: an effect word ("breaks", "affects") asks for
 #: impact only beside one.
 _CHANGES = re.compile(
