@@ -198,6 +198,19 @@ def test_a_bare_first_line_quotes_the_doc_sentence_that_holds_the_question() -> 
     small = terms("Does compression apply to small responses too?")
     assert doc_sentence(gzip, small) == "Don't apply GZip to small outgoing responses."
     assert doc_sentence(gzip, terms("Which database driver is used?")) == ""
+    # a Sphinx attribute comment (#:) and reStructuredText roles read as Markdown
+    cookies = [
+        "        #: A CookieJar containing all currently outstanding cookies set on this",
+        "        #: session. By default it is a",
+        "        #: :class:`RequestsCookieJar <requests.cookies.RequestsCookieJar>`, but",
+        "        #: may be any other ``cookielib.CookieJar`` compatible object.",
+        "        self.cookies = cookiejar_from_dict({})",
+    ]
+    assert doc_sentence(cookies, terms("Can any compatible jar be the default?")) == (
+        "By default it is a `RequestsCookieJar`, but may be any other `cookielib.CookieJar`"
+        " compatible object."
+    )
+
     code_only = ["    total = price * quantity", "    return total"]
     assert doc_sentence(code_only, terms("How is the total price computed?")) == ""
     # a comment with no stop ends its thought where its paragraph ends (nose2's
@@ -218,6 +231,22 @@ def test_a_bare_first_line_quotes_the_doc_sentence_that_holds_the_question() -> 
     )
     commented = ["    # config = read(file_path, cfg=[1, 2], x=3)", "    pass"]
     assert doc_sentence(commented, read_file) == ""
+
+
+def test_a_summary_reads_restructuredtext_roles_as_markdown() -> None:
+    """A docstring's roles (``:class:`HTTPError```, ``:meth:`~a.B.c```, a titled
+    target) are shown as the name in backticks, as Markdown renders them."""
+    from codecite.answer.compose import doc_markup
+
+    assert doc_markup("Raises :class:`HTTPError`, if one occurred.") == (
+        "Raises `HTTPError`, if one occurred."
+    )
+    assert doc_markup("See :py:meth:`~pkg.Session.send` and :func:`pkg.get`.") == (
+        "See `send` and `pkg.get`."
+    )
+    assert doc_markup("A :class:`Jar <pkg.cookies.Jar>` of ``cookies``.") == (
+        "A `Jar` of `cookies`."
+    )
 
 
 def test_a_first_line_with_nothing_else_to_say_quotes_the_signature_on_one_line() -> None:

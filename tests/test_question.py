@@ -536,6 +536,13 @@ def test_a_long_class_cut_into_parts_is_one_definition_to_look_up(tmp_path: Path
         ("Where is the time limit enforced?", "where", {"time", "limit", "enforc"}),
         ("Is there a limit on uploads?", "quantity", {"limit", "upload"}),
         ("How are permissions checked?", "who", {"permiss", "check"}),
+        ("Who is authorized to delete a job?", "who", {"authoriz", "delet", "job"}),
+        # a header named Authorization is a header: what happens to it
+        (
+            "What happens to the Authorization header on a redirect?",
+            "what-happens",
+            {"authoriz", "head", "redirect"},
+        ),
         ("What is the default timeout?", "quantity", {"timeout"}),
     ],
 )

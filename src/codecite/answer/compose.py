@@ -522,9 +522,29 @@ def _signature(chunk: Chunk) -> str:
     return statement(flat)
 
 
-#: A line of a comment: its marker (``#``, ``//``, ``/*``, ``*``, ``*/``), then its text.
-_COMMENT_LINE = re.compile(r"^\s*(?:#+|//+|/\*+|\*/|\*)\s?(.*)$")
+#: A line of a comment: its marker (``#``, ``//``, ``/*``, ``*``, ``*/``; a doc
+#: comment's ``#:``, ``///`` or ``//!``), then its text.
+_COMMENT_LINE = re.compile(r"^\s*(?:#+:?|//+!?|/\*+!?|\*/|\*)\s?(.*)$")
 _RST_LITERAL = re.compile(r"``([^`]+)``")
+#: A reStructuredText role: ``:class:`Name```, ``:py:meth:`~a.b.name```, ``:class:`Text
+#: <a.b.Target>```.
+_RST_ROLE = re.compile(r":(?:\w+:)?\w+:`(?:([^`<]*?)\s*<[^`>]*>|~?([^`]*))`")
+
+
+def doc_markup(text: str) -> str:
+    """A doc text's reStructuredText inline markup as Markdown's: ``x`` and
+    ``:class:`x``` as `x` (a role's shown text: its title, or a target's last part
+    after ``~``)."""
+
+    def role(m: re.Match[str]) -> str:
+        shown = m.group(1) if m.group(1) is not None else m.group(2)
+        if m.group(0).split("`", 1)[1].startswith("~"):
+            shown = shown.rsplit(".", 1)[-1]
+        return f"`{shown}`"
+
+    return _RST_LITERAL.sub(r"`\1`", _RST_ROLE.sub(role, text))
+
+
 #: A doc sentence quoted by a first line: at least this many words.
 SENTENCE_WORDS = 4
 
@@ -562,7 +582,7 @@ def doc_sentence(lines: Sequence[str], terms: Terms) -> str:
             held = terms.share(stems(sentence))
             if held > share and len(words) >= SENTENCE_WORDS:
                 best, share = sentence, held
-    best = _RST_LITERAL.sub(r"`\1`", best)  # reStructuredText's ``x`` as Markdown's `x`
+    best = doc_markup(best)
     if len(best) > QUOTE_CHARS:
         best = best[: QUOTE_CHARS - 1].rsplit(" ", 1)[0] + "…"
     return best
@@ -608,7 +628,7 @@ def doc_summary(chunk: Chunk) -> str:
     doc = chunk.docstring.strip()
     if not doc:
         return ""
-    sentence = first_sentence(doc).strip().rstrip(".")
+    sentence = doc_markup(first_sentence(doc)).strip().rstrip(".")
     return sentence if len(_WORD.findall(sentence)) >= 2 else ""
 
 

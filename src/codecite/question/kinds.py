@@ -37,7 +37,8 @@ _EFFECT = re.compile(
 #: Words of a quantity, and of who may do something, that name what a question is about
 #: as well as making its kind (:data:`_CONTENT`).
 _QUANTITY_WORDS = r"limits?|maximum|minimum|timeouts?|expir\w+|ttl|lifetime"
-_ACCESS_WORDS = r"permissions?|authori[sz]\w*|access control"
+#: ("the Authorization header" is a header: it asks what happens to one)
+_ACCESS_WORDS = r"permissions?|authori[sz]\w*\b(?!\s+headers?\b)|access control"
 #: A question asking for tests: tests as what it asks for ("which tests", "is there a
 #: test for", "are there any specs"), how something is tested ("where do we test ..."),
 #: its coverage, "what should I test", a test's own words ("Test that ...", "This tests
