@@ -92,6 +92,32 @@ def test_a_lone_statement_is_shown_with_the_block_holding_it() -> None:
     assert len(block.lines) > 3  # more than the if, the throw and its brace
 
 
+READ_ALL = (
+    "package lines\n\n"
+    "func readAll(in io.Reader) ([]string, error) {\n"
+    "\tvar out []string\n" + "".join(f"\tcount{i} := {i}\n" for i in range(8)) + '\ttoken := ""\n\n'
+    "\treader := bufio.NewReader(in)\n\n"
+    "loop:\n"
+    "\tfor {\n"
+    "\t\tch, _, err := reader.ReadRune()\n"
+    "\t\tif err == io.EOF {\n"
+    "\t\t\tbreak loop\n"
+    "\t\t}\n" + "".join(f"\t\tstep{i}(ch)\n" for i in range(25)) + "\t}\n"
+    "\treturn append(out, token), nil\n"
+    "}\n"
+)
+
+
+def test_a_lone_statement_between_blank_lines_is_shown_with_its_neighbours() -> None:
+    """A statement with a blank line on each side and a Go label below it, its
+    function's header too far above to show, is shown with the lines around it, not
+    alone."""
+    block, at = _block_at(READ_ALL, "lines.go", "go", "bufio.NewReader")
+    assert block.shown_start < at < block.shown_start + len(block.lines) - 1, block.lines
+    assert sum(1 for line in block.lines if line.strip()) >= 5, block.lines
+    assert any("ReadRune" in line for line in block.lines), block.lines
+
+
 DOCUMENTED = (
     "def text(self) -> str:\n"
     '    """Content of the response, in unicode.\n\n'

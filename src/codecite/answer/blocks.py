@@ -33,6 +33,10 @@ OPENED_LINES = 3
 CLOSING_LINES = 6
 #: A window starting this few lines below a function's first line starts at it.
 HEADER_GAP = 2
+#: Lines of code a window inside a function shows at least, and the lines around its
+#: line it then shows on each side (a lone statement between blank lines, a Go label
+#: below it, its function's header far above: not one line alone).
+MIN_SHOWN = 3
 _TRAILING_COMMENT = re.compile(r"\s+(#|//).*$")
 _CLOSE = ")]}"
 #: Folders of docs, examples and benchmarks (``_examples``: Go's tools skip a folder
@@ -132,6 +136,10 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
     begins = next((j for j in range(first, -1, -1) if clear[j]), first)
     if at - begins < WIDE_LINES:
         first, last = begins, max(at, min(last, begins + WIDE_LINES - 1))
+    if chunk.kind in ("function", "method") and _code_lines(lines, first, last) < MIN_SHOWN:
+        # a lone statement between blank lines: the lines around it, from a clear one
+        first = next((j for j in range(max(0, at - MIN_SHOWN), -1, -1) if clear[j]), first)
+        last = min(len(lines) - 1, at + MIN_SHOWN)
     if chunk.kind in ("class", "module"):
         # an outline's line inside a definition's outline (a method's docstring): the
         # window starts at that definition's header, when near, so the reader sees whose
@@ -144,6 +152,10 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
     if chunk.kind in ("function", "method") and 0 < first <= HEADER_GAP:
         first = 0  # a window just below a signature shows it (the docstring's owner)
     return numbers[first], numbers[last], tuple(t for _, t in lines[first : last + 1])
+
+
+def _code_lines(lines: Sequence[tuple[int, str]], first: int, last: int) -> int:
+    return sum(1 for _, text in lines[first : last + 1] if text.strip())
 
 
 def _closed(ends: Sequence[bool], last: int) -> int:
