@@ -163,7 +163,7 @@ a an and are as at be by can could do does did for from has have how i if in int
 me my of on or our should so than that the their them then there these this those to was
 we were what when where which who whom why will with would you your about all any each
 get gets got find show tell explain work works handled handle happen happens used use uses
-code codebase function method class file files implemented implementation logic
+code codebase function method class implemented implementation logic
 """.split()
 )
 
