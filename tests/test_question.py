@@ -564,6 +564,8 @@ def test_words_that_make_a_kind_and_name_the_subject_stay_in_it(
         ("What breaks if I change respond?", ("respond",)),
         ("Who calls serve?", ("serve",)),
         ("What would break if I changed how Context.invoke calls a callback?", ("Context.invoke",)),
+        ("What would break if I changed how respond handles HEAD requests?", ("respond",)),
+        ("What breaks if I change how errors are logged?", ()),
         ("If I change it, what breaks?", ()),
     ],
 )
@@ -571,6 +573,7 @@ def test_the_name_an_impact_question_changes_is_looked_up_as_a_symbol(
     text: str, names: tuple[str, ...]
 ) -> None:
     """An impact question names what it changes even as a plain word ("if I change
-    respond", "who calls serve"): that word is an identifier for the exact symbol lookup
-    (an article or "how" after the verb is none)."""
+    respond", "if I changed how respond handles ...", "who calls serve"): that word is an
+    identifier for the exact symbol lookup (an article is none, nor the subject of "how
+    errors are logged")."""
     assert read(text).identifiers == names

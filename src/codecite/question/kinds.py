@@ -216,11 +216,12 @@ def detect_intent(text: str) -> str:
 
 
 #: The word a change or a call is of, in an impact question ("if I change respond",
-#: "who calls serve"): a name, even a plain word, looked up as a symbol.
+#: "if I changed how respond handles HEAD", "who calls serve"): a name, even a plain
+#: word, looked up as a symbol ("how errors are logged": a subject, no name).
 _CHANGED = re.compile(
     r"\b(chang(?:e|ed|ing)|modif(?:y|ied|ying)|renam(?:e|ed|ing)|remov(?:e|ed|ing)|"
     r"delet(?:e|ed|ing)|refactor(?:ed|ing)?|rewr(?:ite|ote|iting)|calls|uses|callers of|"
-    r"usages of)\s+([A-Za-z_$][\w$]*)\b(?!\s*[-'])",
+    r"usages of)\s+(?:how\s+)?([A-Za-z_$][\w$]*)\b(?!\s*[-']|\.\w)(?!\s+(?:are|is|were|was|get)\b)",
     re.I,
 )
 
