@@ -65,3 +65,19 @@ def test_a_question_about_one_repository_is_not_drowned(pool: RepoPool) -> None:
 def test_a_question_about_the_other_repository_finds_it(pool: RepoPool) -> None:
     hits = pool.search(["shop", "langs"], "InvoiceService status isFinal", k=5)
     assert hits[0].repo == "langs"
+
+
+def test_a_question_is_asked_of_the_repository_defining_the_name_it_writes(
+    pool: RepoPool,
+) -> None:
+    """The repository an answer comes from (the web page's several ticked repositories):
+    the only one that defines a name the question writes, though the other's words
+    ("invoice", "tax": the languages fixture's) may rank first in the fused search;
+    without such a name, the one holding the fused search's best hit."""
+    names = ["shop", "langs"]
+    written = "What would break if I changed how calculate_payout rounds an invoice tax?"
+    assert pool.answering(names, written) == "shop"
+    assert pool.answering(names, "What breaks if I change pipeline_value?") == "shop"
+    plain = "How is the tax of an invoice computed?"
+    assert pool.answering(names, plain) == pool.search(names, plain, k=1)[0].repo
+    assert pool.answering(["langs"], written) == "langs"

@@ -27,6 +27,7 @@ from .. import (
     search_files_across,
 )
 from ..errors import IndexMissingError
+from ..question.kinds import analyse, symbol_candidates
 from .config import RepoConfig
 
 __all__ = ["RepoHit", "RepoPool"]
@@ -84,6 +85,31 @@ class RepoPool:
         """Fused hits of ``query`` over ``names`` (the caller has checked access)."""
         opened = self._opened(names)
         return search_across(opened, query, k=k, filters=filters, locks=self._locks)
+
+    def answering(self, names: Sequence[str], question: str, filters: Filters | None = None) -> str:
+        """The repository of ``names`` to ask ``question`` of: the only one that defines
+        a name the question writes ("if I changed how respond handles HEAD requests":
+        the one with ``respond``, though another writes "requests" everywhere), else the
+        one holding the best hit of the fused search (the caller has checked access)."""
+        if len(names) == 1:
+            return names[0]
+        written = analyse(question).identifiers
+        if written:
+            defining = [name for name in names if self._defines(name, written, filters)]
+            if len(defining) == 1:
+                return defining[0]
+        best = self.search(names, question, k=1, filters=filters)
+        return best[0].repo if best else names[0]
+
+    def _defines(self, name: str, written: Sequence[str], filters: Filters | None) -> bool:
+        with self.using(name) as index:
+            store = index.store
+            return any(
+                store.find_symbols(candidate, column, filters, 1)
+                for identifier in written
+                for candidate in symbol_candidates(identifier)[:1]
+                for column in ("qualname", "name")
+            )
 
     def search_files(
         self, names: Sequence[str], query: str, *, k: int = 10, filters: Filters | None = None

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import AliasChoices, BaseModel, Field
 
-from .. import EXTRACTIVE, RELATIONS, Answer, Filters, LLMChoice, RepoHit, detect_intent
+from .. import EXTRACTIVE, RELATIONS, Answer, Filters, LLMChoice, detect_intent
 from ..errors import AmbiguousSymbolError, UserError
 from .audit import AuditNote, write_audit
 from .auth import Principal
@@ -202,12 +202,7 @@ def _pick_repo(request: Request, body: AskBody) -> str:
     server = _server(request)
     wanted = [body.repo] if body.repo else body.repos
     names = readable_repos(request, wanted)
-    if len(names) == 1:
-        return names[0]
-    best: list[RepoHit] = server.pool.search(
-        names, body.question, k=1, filters=_filters(body.filters)
-    )
-    return best[0].repo if best else names[0]
+    return server.pool.answering(names, body.question, _filters(body.filters))
 
 
 def _note_answer(note: AuditNote, repo: str, answer: Answer) -> None:
