@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .api import RELATIONS
     from .filetext import clean_path
     from .filters import LANGUAGES
-    from .question.kinds import detect_intent
+    from .question.kinds import analyse, detect_intent
     from .retrieve.across import RepoHit, search_across, search_files_across
 
     # issue 22 (the store decides its backend once): what the server's state and jobs use
@@ -97,6 +97,7 @@ _EXPORTS = {
     "search_across": "retrieve.across",
     "search_files_across": "retrieve.across",
     "detect_intent": "question.kinds",  # a question's intent, as search reports it
+    "analyse": "question.kinds",  # a question's intent and the names it writes
     "register_replicas": "store.postgres.replicas",  # read replicas of the shared store
     "CHUNK_KINDS": "types",
     "MAX_K": "types",  # the most results a search returns
@@ -171,6 +172,7 @@ __all__ += [
     "RELATIONS",
     "SYMBOL_LIMIT",
     "RepoHit",
+    "analyse",
     "clean_path",
     "detect_intent",
     "parse_citations",

@@ -21,13 +21,13 @@ from .. import (
     Index,
     LLMChoice,
     RepoHit,
+    analyse,
     index_exists,
     open_index,
     search_across,
     search_files_across,
 )
 from ..errors import IndexMissingError
-from ..question.kinds import analyse, symbol_candidates
 from .config import RepoConfig
 
 __all__ = ["RepoHit", "RepoPool"]
@@ -95,21 +95,15 @@ class RepoPool:
             return names[0]
         written = analyse(question).identifiers
         if written:
-            defining = [name for name in names if self._defines(name, written, filters)]
+            defining = [name for name in names if self._defines(name, written)]
             if len(defining) == 1:
                 return defining[0]
         best = self.search(names, question, k=1, filters=filters)
         return best[0].repo if best else names[0]
 
-    def _defines(self, name: str, written: Sequence[str], filters: Filters | None) -> bool:
+    def _defines(self, name: str, written: Sequence[str]) -> bool:
         with self.using(name) as index:
-            store = index.store
-            return any(
-                store.find_symbols(candidate, column, filters, 1)
-                for identifier in written
-                for candidate in symbol_candidates(identifier)[:1]
-                for column in ("qualname", "name")
-            )
+            return any(index.find_symbol(identifier, 1) for identifier in written)
 
     def search_files(
         self, names: Sequence[str], query: str, *, k: int = 10, filters: Filters | None = None
