@@ -25,6 +25,7 @@ from repos import make_git_repo, run_cli
 
 import codecite
 import codecite.evaluate
+from codecite.answer.answerer import SPOT
 from codecite.index.background import EmbeddingState, read_state, worker_pid
 from codecite.retrieve.vector import VectorIndex
 
@@ -327,9 +328,9 @@ EARLY_DECLINED_FLOOR = 11
 def test_answers_before_the_model_tier_abstain_as_calibrated(tmp_path: Path) -> None:
     """Right after ``index`` (no model vector yet) an answer's confidence check still
     has the model's similarity: the hits are embedded on the spot
-    (``Searcher.fill_similarity``), to the cosines the complete index gives. So the
-    shop fixture's answerable questions are answered and its unanswerable ones
-    declined."""
+    (``Searcher.fill_similarity``), to the cosines the complete index gives, and its
+    search ranks them by it. So the shop fixture's answerable questions are answered
+    and its unanswerable ones declined."""
     fixtures = Path(__file__).parent / "fixtures"
     partial, full = tmp_path / "partial" / "shop", tmp_path / "full" / "shop"
     for root in (partial, full):
@@ -366,3 +367,14 @@ def test_answers_before_the_model_tier_abstain_as_calibrated(tmp_path: Path) -> 
         # A complete index computes nothing: a hit without a similarity keeps none.
         bare = [dataclasses.replace(filled[0], similarity=None)]
         assert complete.searcher.fill_similarity(question, bare)[0].similarity is None
+        # ``ask``'s search (``spot``) ranks its first candidates by those cosines too:
+        # the vector list the complete tier would give them; a complete index's search
+        # is the same with it or without
+        spotted = early.searcher.search(question, k=5, spot=SPOT).hits
+        assert all(h.similarity is not None for h in spotted)
+        assert any("vector #" in h.why for h in spotted), [h.why for h in spotted]
+        assert not any("vector #" in h.why for h in early.searcher.search(question, k=5).hits)
+        as_is = [h.chunk.id for h in complete.searcher.search(question, k=5).hits]
+        assert [h.chunk.id for h in complete.searcher.search(question, k=5, spot=SPOT).hits] == (
+            as_is
+        )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import itertools
 import json
 import random
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import codecite
-from codecite.answer.answerer import line_embedder
+from codecite.answer.answerer import SPOT, line_embedder
 from codecite.answer.features import CANDIDATES, HIT_FEATURES, code_holds, observe
 from codecite.question import read
 
@@ -134,7 +135,11 @@ def mine(
         asked_of = [(True, g) for g in golden] + [(False, g) for g in others]
         for (own, g), tiers in itertools.product(asked_of, TIERS):
             asked = read(g["query"])  # as ``ask`` reads it: once, passed down
-            result = searcher.search(asked, k=10, tiers=tiers)
+            # right after ``codecite index`` (the static tier), ``ask`` ranks its first
+            # candidates by the model's cosine computed on the spot: read from the tier
+            spot = 0 if "model" in tiers else SPOT
+            fill = functools.partial(on_the_spot, searcher, row_of)
+            result = searcher.search(asked, k=10, tiers=tiers, spot=spot, spot_fill=fill)
             hits = list(result.hits[:CANDIDATES])
             if "model" in tiers:
                 hits = searcher.fill_similarity(g["query"], hits)

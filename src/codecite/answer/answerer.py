@@ -53,6 +53,10 @@ log = logging.getLogger(__name__)
 
 #: Hits an answer asks search for (what ``search`` lists by default).
 SEARCH_K = 10
+#: While the model tier fills (right after ``codecite index``), search's first
+#: candidates embedded now and ranked by the model's cosine, as the complete tier ranks
+#: them (``Searcher.search``'s ``spot``; BENCHMARKS.md stop 52: 16 and 32 measured).
+SPOT = 32
 
 
 @dataclass
@@ -189,7 +193,7 @@ class Answerer:
         then :meth:`finish` checks every citation. A model's answer comes between."""
         started = time.perf_counter()
         asked = read(question)
-        result = self.searcher.search(asked, k=SEARCH_K, filters=filters)
+        result = self.searcher.search(asked, k=SEARCH_K, filters=filters, spot=SPOT)
         hits = mark_stale(result.hits, list(stale))
         top = self.searcher.fill_similarity(question, hits[:CANDIDATES])
         stats = self.searcher.term_stats

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -43,6 +43,9 @@ from .querylog import append_query_log
 from .rerank import SignalReranker
 from .types import Filters, Hit, SearchResult
 from .vector import DatabaseVectors, VectorIndex
+
+#: Fills the model's cosine of a query with hits (``Searcher.fill_similarity``'s shape).
+SpotFill = Callable[[str, list[Hit]], list[Hit]]
 
 log = logging.getLogger(__name__)
 
@@ -186,18 +189,24 @@ class Searcher:
         budget: int | None = None,
         files: bool = False,
         tiers: Collection[Tier] = TIERS,
+        spot: int = 0,
+        spot_fill: SpotFill | None = None,
     ) -> SearchResult:
         """Ranked hits for a query. ``expand``/``rerank`` default to the config. With
         ``files``, the ``k`` best files (``result.files``), each with its best chunks.
         ``tiers``: the vector tiers searched when ``vector`` (benchmarks measure the
         static tier alone, as it is before the model's vectors exist). ``query``: the
         text, or the question already read (:func:`codecite.question.read`: ``ask``
-        reads it once and passes it down)."""
+        reads it once and passes it down). ``spot``: while the model tier is
+        incomplete or not searched, the first ``spot`` candidates are embedded now
+        (``spot_fill``, default :meth:`fill_similarity`; the answer model's recipe reads
+        them from a complete tier) and ranked by the model's cosine, the vector list the
+        complete tier would give them (``ask`` right after ``codecite index``)."""
         question = query if isinstance(query, Question) else read(query)
         self.refresh()
         cfg, clock = self.config, _Clock()
         use = set(tiers) if vector else set()
-        hits, info = self._candidates(question, filters, keyword, use, clock)
+        hits, info = self._candidates(question, filters, keyword, use, clock, spot, spot_fill)
         if cfg.search.expand if expand is None else expand:
             hits = graph_expand(self.store, hits, info.intent, cfg, filters)
             clock.lap("expand")
@@ -233,6 +242,8 @@ class Searcher:
         keyword: bool,
         tiers: set[Tier],
         clock: _Clock,
+        spot: int = 0,
+        spot_fill: SpotFill | None = None,
     ) -> tuple[list[Hit], QueryInfo]:
         """The fused keyword and vector candidates. One of two pipelines, chosen once,
         makes the keyword lists: a short question's (:meth:`_question_lists`), or a long
@@ -251,7 +262,23 @@ class Searcher:
         if "static" in tiers and weights["static"] > 0:
             plan.lists["static"] = self._static(plan.static_text or plan.text, plan.filters)
         clock.lap("vector")
-        return self._fuse(plan.lists, weights, similar), plan.info
+        hits = self._fuse(plan.lists, weights, similar)
+        if spot and weights.get("vector", 0) > 0 and not self._complete(model):
+            # the model tier still fills: search's first candidates embedded now, ranked
+            # by the model's cosine with those the tier already holds
+            spotted = (spot_fill or self.fill_similarity)(plan.text, hits[:spot])
+            new = {h.chunk.id: h.similarity for h in spotted if h.similarity is not None}
+            if any(i not in similar for i in new):
+                similar = {**similar, **new}
+                plan.lists["vector"] = sorted(similar, key=lambda i: -similar[i])
+                hits = self._fuse(plan.lists, weights, similar)
+            clock.lap("spot")
+        return hits, plan.info
+
+    def _complete(self, searched: bool) -> bool:
+        """Whether the model tier was searched and holds every chunk."""
+        model = self.vectors
+        return searched and model is not None and len(model) >= self.term_stats.documents
 
     def _question_lists(self, question: Question, filters: Filters | None, keyword: bool) -> _Plan:
         """A short question: its identifiers looked up exactly, its words by BM25; the
@@ -319,11 +346,11 @@ class Searcher:
         """The static list's weight: the vector weight times ``static_weight`` while
         model vectors are missing (still being computed, or not searched), times
         ``static_weight_full`` once every chunk has one."""
-        model = self.vectors
-        complete = model_searched and model is not None and len(model) >= self.term_stats.documents
         cfg = self.config
         return vector_weight * (
-            cfg.search.static_weight_full if complete else cfg.search.static_weight
+            cfg.search.static_weight_full
+            if self._complete(model_searched)
+            else cfg.search.static_weight
         )
 
     def _weights(self, info: QueryInfo) -> dict[str, float]:
