@@ -133,12 +133,12 @@ def mine(
         model = searcher.vectors
         row_of = {chunk_id: row for row, chunk_id in enumerate(model.ids)} if model else {}
         asked_of = [(True, g) for g in golden] + [(False, g) for g in others]
+        # right after ``codecite index`` (the static tier), ``ask`` ranks its first
+        # candidates by the model's cosine computed on the spot: read from the tier
+        fill = functools.partial(on_the_spot, searcher, row_of)
         for (own, g), tiers in itertools.product(asked_of, TIERS):
             asked = read(g["query"])  # as ``ask`` reads it: once, passed down
-            # right after ``codecite index`` (the static tier), ``ask`` ranks its first
-            # candidates by the model's cosine computed on the spot: read from the tier
             spot = 0 if "model" in tiers else SPOT
-            fill = functools.partial(on_the_spot, searcher, row_of)
             result = searcher.search(asked, k=10, tiers=tiers, spot=spot, spot_fill=fill)
             hits = list(result.hits[:CANDIDATES])
             if "model" in tiers:

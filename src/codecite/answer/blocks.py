@@ -133,12 +133,12 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
         first, last = _grow(lines, head, last, _indent(lines[head][1]))
     # a window never starts inside a string or a call begun above it (the middle of a
     # docstring, an argument): it starts where that begins, when the line still shows
-    begins = next((j for j in range(first, -1, -1) if clear[j]), first)
+    begins = _begins(clear, first)
     if at - begins < WIDE_LINES:
         first, last = begins, max(at, min(last, begins + WIDE_LINES - 1))
     if chunk.kind in ("function", "method") and _code_lines(lines, first, last) < MIN_SHOWN:
         # a lone statement between blank lines: the lines around it, from a clear one
-        first = next((j for j in range(max(0, at - MIN_SHOWN), -1, -1) if clear[j]), first)
+        first = _begins(clear, max(0, at - MIN_SHOWN))
         last = min(len(lines) - 1, at + MIN_SHOWN)
     if chunk.kind in ("class", "module"):
         # an outline's line inside a definition's outline (a method's docstring): the
@@ -152,6 +152,12 @@ def widen(chunk: Chunk, line: int, source: LineSource | None) -> tuple[int, int,
     if chunk.kind in ("function", "method") and 0 < first <= HEADER_GAP:
         first = 0  # a window just below a signature shows it (the docstring's owner)
     return numbers[first], numbers[last], tuple(t for _, t in lines[first : last + 1])
+
+
+def _begins(clear: Sequence[bool], line: int) -> int:
+    """The nearest line at or above ``line`` that begins outside strings and brackets
+    (``line`` when none does)."""
+    return next((j for j in range(line, -1, -1) if clear[j]), line)
 
 
 def _code_lines(lines: Sequence[tuple[int, str]], first: int, last: int) -> int:

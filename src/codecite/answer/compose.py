@@ -528,7 +528,9 @@ _COMMENT_LINE = re.compile(r"^\s*(?:#+:?|//+!?|/\*+!?|\*/|\*)\s?(.*)$")
 _RST_LITERAL = re.compile(r"``([^`]+)``")
 #: A reStructuredText role: ``:class:`Name```, ``:py:meth:`~a.b.name```, ``:class:`Text
 #: <a.b.Target>```.
-_RST_ROLE = re.compile(r":(?:\w+:)?\w+:`(?:([^`<]*?)\s*<[^`>]*>|~?([^`]*))`")
+_RST_ROLE = re.compile(
+    r":(?:\w+:)?\w+:`(?:(?P<title>[^`<]*?)\s*<[^`>]*>|(?P<tilde>~)?(?P<target>[^`]*))`"
+)
 
 
 def doc_markup(text: str) -> str:
@@ -537,9 +539,9 @@ def doc_markup(text: str) -> str:
     after ``~``)."""
 
     def role(m: re.Match[str]) -> str:
-        shown = m.group(1) if m.group(1) is not None else m.group(2)
-        if m.group(0).split("`", 1)[1].startswith("~"):
-            shown = shown.rsplit(".", 1)[-1]
+        shown = m["title"]
+        if shown is None:
+            shown = m["target"].rsplit(".", 1)[-1] if m["tilde"] else m["target"]
         return f"`{shown}`"
 
     return _RST_LITERAL.sub(r"`\1`", _RST_ROLE.sub(role, text))
