@@ -276,6 +276,36 @@ def test_ask_json_extractive(server: Server) -> None:
     assert server.audit()[0]["citations"]
 
 
+def test_asking_several_repositories_answers_from_the_one_defining_the_name_written(
+    server: Server,
+) -> None:
+    """Asked of both repositories, a question naming a definition of one of them is
+    answered from that one, though its other words are the other's (``RepoPool.answering``)."""
+    question = (
+        "What would break if I changed how calculate_payout rotates the zebra launch codes"
+        " of every station in the vault programme?"
+    )
+    with server.client("admin") as http:
+        named = http.post(
+            "/api/v1/ask",
+            json={"question": question, "repos": ["shop", "vault"], "llm": "extractive"},
+        )
+        plain = http.post(
+            "/api/v1/ask",
+            json={
+                "question": "How is the zebra launch code of a station made?",
+                "repos": ["shop", "vault"],
+                "llm": "extractive",
+            },
+        )
+    assert named.status_code == 200, named.text
+    assert named.json()["repo"] == "shop"
+    assert all(s["repo"] == "shop" for s in named.json()["sources"])
+    assert plain.status_code == 200, plain.text
+    assert plain.json()["repo"] == "vault"
+    assert server.audit()[0]["repos"] == ["vault"]
+
+
 def test_ask_streams_server_sent_events(server: Server) -> None:
     text = "The discount is applied in shop/pricing.py:25-34 and mentioned in evil.py:1-900."
     server.chat.script = [Reply(text=text)]
