@@ -66,6 +66,7 @@ def make_tree(root: Path) -> None:
     write(root, "scripts/run.py", "r = 1\n")
     write(root, "node_modules/left/index.js", "module.exports = 1;\n")
     write(root, "node_modules/right/index.js", "module.exports = 2;\n")
+    write(root, "manual/_build/html/_sources/guide.rst.txt", "Guide\n=====\n")
     write(root, "package-lock.json", "{}\n")
     write(root, "yarn.lock", "# yarn\n")
     write(root, "static/app.min.js", "var a=1;\n")
@@ -114,6 +115,7 @@ def check_common(result: WalkResult) -> None:
         "x.tmp.py": "excluded",
         "scripts/gen_table.py": "excluded",
         "node_modules": "vendored",
+        "manual/_build": "vendored",
         "package-lock.json": "lockfile",
         "yarn.lock": "lockfile",
         "static/app.min.js": "minified",

@@ -76,8 +76,11 @@ LOCKFILES = _words(
     "Pipfile.lock pdm.lock uv.lock Cargo.lock Gemfile.lock composer.lock go.sum mix.lock "
     "Podfile.lock pubspec.lock flake.lock packages.lock.json gradle.lockfile conda-lock.yml"
 )
+#: Folders of copied or built code: dependencies, build outputs (Sphinx's and Mix's
+#: ``_build``, Jekyll's ``_site``: a rendered copy of the docs beside their sources).
 VENDORED_DIRS = _words(
-    "node_modules bower_components jspm_packages dist build vendor third_party third-party "
+    "node_modules bower_components jspm_packages dist build _build _site vendor third_party "
+    "third-party "
     "thirdparty .venv venv __pycache__ target .tox .nox site-packages .eggs .mypy_cache "
     ".pytest_cache .ruff_cache .gradle .next .nuxt .svelte-kit .terraform Pods .yarn "
     ".pnpm-store htmlcov .parcel-cache .angular"
