@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from ..graph.testmap import is_test_path
 from ..identifiers import split_identifier
 from ..picture.mermaid import neighbourhood_mermaid
+from ..question.parts import VARYING
 from ..question.terms import Terms, stems
 from ..retrieve.types import Hit
 from ..types import Chunk
@@ -163,8 +164,6 @@ def statement(text: str) -> str:
     return flat[: QUOTE_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
-#: What varies between a raise and the message it wrote: quoted values, <reprs>, numbers.
-_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|<[^>]*>|\S*\d\S*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 #: The shortest constant part of a message that identifies the line writing it.
 MESSAGE_PART = 12
@@ -175,7 +174,7 @@ def constant_part(message: str) -> str:
     verbatim (quoted values and numbers vary; a report goes on after the message),
     lower-cased; '' when none is long enough to tell."""
     first = _SENTENCE_END.split(message.strip(), maxsplit=1)[0]
-    parts = [" ".join(p.split()) for p in _VARYING.split(first)]
+    parts = [" ".join(p.split()) for p in VARYING.split(first)]
     best = max(parts, key=len, default="").strip(" :,.-").lower()
     return best if len(best) >= MESSAGE_PART else ""
 

@@ -49,8 +49,14 @@ _ERROR = re.compile(
 _TRACEBACK_HEAD = re.compile(r"^[ \t]*Traceback \(most recent call last\):?[ \t]*$", re.M)
 _PROMPT = re.compile(r"^[ \t]*(>>>|\.\.\.|In \[\d+\]:|Out\[\d+\]:|\$|%)[ \t]?", re.M)
 _URL = re.compile(r"https?://\S+")
-#: What varies between a raise and its message: quoted values, <reprs>, numbers.
-_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|<[^>]*>|\S*\d\S*")
+#: What varies between a raise and the message it wrote: quoted values, <reprs>,
+#: numbers, and the placeholders people write for them when they quote a message
+#: ("size of X exceeded", "expected {name}", "%s not found", "failed after ...": a lone
+#: capital other than the words A and I, a format field, an ellipsis).
+VARYING = re.compile(
+    r"'[^']*'|\"[^\"]*\"|<[^>]*>|\S*\d\S*|(?<![\w'])[B-HJ-Z](?![\w'])|\{[^}]*\}|%[sdrifx]|"
+    r"\.\.\.|\u2026"
+)
 #: Issue-template leftovers: HTML comments and task-list items.
 _TEMPLATE = re.compile(r"<!--.*?-->|^[ \t]*[-*] \[[ xX]\] [^\n]*$", re.S | re.M)
 #: Words of a question above which it is read as a long question (a bug report).
@@ -317,7 +323,7 @@ def error_phrases(message: str, size: int = 3) -> list[str]:
     """Runs of ``size`` consecutive words of an error message (the parts most likely
     written literally in the ``raise``; quoted values and numbers are what varies, so
     they are left out), as phrase terms for the keyword index (words joined by ``_``)."""
-    literal = _VARYING.sub(" | ", message)
+    literal = VARYING.sub(" | ", message)
     phrases: list[str] = []
     for run in literal.split("|"):
         words = [w.lower() for w in re.findall(r"[A-Za-z]+", run) if len(w) > 1]
