@@ -503,6 +503,19 @@ def test_inline_code_spans_of_any_backtick_run_are_identifiers() -> None:
     assert not any(" " in i or "\n" in i for i in info.identifiers)
 
 
+def test_a_name_written_as_a_call_is_an_identifier() -> None:
+    """``crontab()`` is code though a plain word; a call in backticks is looked up by
+    its name; "file(s)" and "HTTP(S)" are prose; a report's pasted calls are not names."""
+    from codecite.question.kinds import analyse
+
+    assert analyse("How does crontab() parse '*/5'?").identifiers == ("crontab",)
+    assert analyse("What does `app.use(fn)` return?").identifiers == ("app.use",)
+    assert analyse("Does `settle()` reject?").identifiers == ("settle",)
+    assert analyse("Which file(s) handle HTTP(S) proxies?").identifiers == ()
+    assert analyse("How does Result.get(blocking=True) wait?").identifiers == ("Result.get",)
+    assert analyse("print(x) fails\n\nprint(x)", "print(x) fails").identifiers == ()
+
+
 def test_a_long_class_cut_into_parts_is_one_definition_to_look_up(tmp_path: Path) -> None:
     # A class long enough to be cut into many chunks is still one definition: a bug
     # report naming it gets its exact look-up (it was counted as one definition per

@@ -176,6 +176,12 @@ ASKS_NON_CODE = re.compile(
 _BACKTICK = re.compile(r"(?<!`)(`+)(?!`)([^`\r\n]+?)(?<!`)\1(?!`)")
 _DOTTED = re.compile(r"\b[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+\b")
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
+#: A name written as a call, ``crontab()`` or ``settle(resolve, reject)``: code, even a
+#: plain word (not the plural of "file(s)" or "HTTP(S)", nor a dotted name's last part).
+_CALLED = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]+)\((?![A-Za-z]{1,2}\))")
+#: The arguments of a call written in backticks (`` `app.use(fn)` ``: the name is
+#: ``app.use``).
+_CALL_ARGS = re.compile(r"^([A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*)\s*\(.*\)$")
 
 
 def _is_identifier(word: str) -> bool:
@@ -232,9 +238,13 @@ def analyse(query: str, intent_text: str | None = None, intent: str | None = Non
     for tests)."""
     if intent is None:
         intent = detect_intent(query if intent_text is None else intent_text)
-    found: list[str] = [m.group(2).strip() for m in _BACKTICK.finditer(query)]
+    spans = (m.group(2).strip() for m in _BACKTICK.finditer(query))
+    found: list[str] = [_CALL_ARGS.sub(r"\1", span) for span in spans]
     found += [m.group(0) for m in _DOTTED.finditer(query) if not m.group(0)[0].isdigit()]
-    words = _WORD.findall(_BACKTICK.sub(" ", query))
+    prose = _BACKTICK.sub(" ", query)
+    if intent_text is None:  # a short question's calls (a report's pasted code: not names)
+        found += [m.group(1) for m in _CALLED.finditer(prose)]
+    words = _WORD.findall(prose)
     found += [w for w in words if _is_identifier(w)]
     if intent == "impact":  # "what breaks if I change respond": the name changed
         changed = (m.group(2) for m in _CHANGED.finditer(query))
