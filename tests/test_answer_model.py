@@ -13,7 +13,7 @@ import pytest
 from repos import copy_index, run_cli
 
 import codecite
-from codecite.answer.answerer import learnt_order, name_in_words
+from codecite.answer.answerer import judged_by_model, learnt_order, name_in_words
 from codecite.answer.compose import constant_part, is_fragment, lead_quote
 from codecite.answer.features import HIT_FEATURES, QUESTION_FEATURES
 from codecite.answer.model import answer_model
@@ -128,6 +128,28 @@ def test_a_message_is_matched_by_its_constant_part() -> None:
     )
     assert constant_part("No such command 'x'.") == "no such command"
     assert constant_part("bad 'x'") == ""  # too short to tell one line from another
+    # the placeholders people write for what varies: a lone capital, a format field
+    assert constant_part("maxContentLength size of X exceeded") == "maxcontentlength size of"
+    assert constant_part("unable to acquire lock %s") == "unable to acquire lock"
+    assert constant_part("Expected {name} to be set before a run") == "to be set before a run"
+    assert constant_part("A value is required for every run") == (
+        "a value is required for every run"
+    )  # the word "A" is no placeholder
+
+
+def test_the_model_never_moves_what_it_never_learnt_to_judge() -> None:
+    """Code is judged; docs, a documented constant and a TypeScript declaration file's
+    signature (the types of code written elsewhere) keep their places."""
+
+    def chunk(path: str, language: str, kind: str) -> Chunk:
+        return Chunk("id", "repo", path, language, kind, "x", "x", 1, 3, "x = 1\n", "", "h")
+
+    assert judged_by_model(chunk("lib/adapters.js", "javascript", "function"))
+    assert judged_by_model(chunk("src/index.ts", "typescript", "class"))
+    assert not judged_by_model(chunk("index.d.ts", "typescript", "class"))
+    assert not judged_by_model(chunk("types/index.d.cts", "typescript", "class"))
+    assert not judged_by_model(chunk("README.md", "markdown", "section"))
+    assert not judged_by_model(chunk("pkg/const.py", "python", "constant"))
 
 
 def test_the_shipped_model_matches_the_features_and_says_where_it_came_from() -> None:

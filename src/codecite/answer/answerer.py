@@ -27,6 +27,7 @@ from ..chunking.grammars import GRAMMARS
 from ..embed.static import LINE_MODEL_NAME, named_embedder
 from ..errors import EmbeddingError
 from ..filetext import display_text
+from ..graph.paths import is_declaration_file
 from ..identifiers import split_identifier
 from ..picture.model import Neighbourhood
 from ..question import read
@@ -203,9 +204,7 @@ class Answerer:
         ordered = model.order(seen.features) if model is not None else None
         shown = tuple(range(len(top)))  # search's order: the floor
         if ordered is not None and any(h.similarity is not None for h in top):
-            # code, as in training; a documented constant never answered a training
-            # question (they were functions, methods and classes): it keeps its place
-            judged = [h.chunk.language in GRAMMARS and h.chunk.kind != "constant" for h in top]
+            judged = [judged_by_model(h.chunk) for h in top]
             # a documented constant search put first (by its doc's words: "how long are
             # results kept") stays first: the model never learnt to judge one; so does a
             # definition whose name the question writes as words (its written_name
@@ -481,6 +480,19 @@ def _line_score(
         return line_scores(weights, subject, texts, whole, terms, static)
 
     return score
+
+
+def judged_by_model(chunk: Chunk) -> bool:
+    """Whether the answer model may move ``chunk`` in search's order: code, as in its
+    training. A documented constant never answered a training question (they were
+    functions, methods and classes), nor did a declaration file's signature
+    (``index.d.ts``: the types of code written elsewhere); docs neither: each of those
+    keeps its place."""
+    return (
+        chunk.language in GRAMMARS
+        and chunk.kind != "constant"
+        and not is_declaration_file(chunk.path)
+    )
 
 
 def line_embedder() -> Embed | None:

@@ -11,6 +11,13 @@ from collections.abc import Callable, Iterable, Set
 from functools import lru_cache
 
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
+#: TypeScript declaration files: the types of code written elsewhere, no body of any.
+DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
+
+
+def is_declaration_file(path: str) -> bool:
+    """A TypeScript declaration file (``index.d.ts``): signatures without code."""
+    return path.lower().endswith(DECLARATION_SUFFIXES)
 
 
 class PathIndex:
