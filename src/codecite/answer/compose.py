@@ -490,10 +490,17 @@ def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
         return f"{name} ({where}): `{statement(value).replace('`', chr(39))}`."
     if summary:
         return f"{name} ({where}): {summary}."
-    # a statement is quoted only from the lines the block shows
+    # a statement is quoted only from the lines the block shows, and not the block's
+    # own signature while a line of its body, a comment or a string it writes holds the
+    # question (the name already says which definition it is; the signature comes last)
     shown = range(b.first_shown, b.first_shown + len(b.lines))
     quote = next(
-        (text for a, b, text in (focus.quotes if focus else ()) if a in shown and b in shown), ""
+        (
+            text
+            for a, b, text in (focus.quotes if focus else ())
+            if a in shown and b in shown and not _is_signature(first.chunk, text)
+        ),
+        "",
     )
     if quote and first.chunk.language in PROSE_LANGUAGES:
         return f"{name} ({where}): {first_sentence(statement(quote).lstrip('#>*- '))}"
@@ -512,6 +519,12 @@ def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
     if head and not is_fragment(head) and first.chunk.language not in PROSE_LANGUAGES:
         return f"{name} ({where}): `{head.replace('`', chr(39))}`."
     return f"{name} ({where})."
+
+
+def _is_signature(chunk: Chunk, text: str) -> bool:
+    """Whether ``text`` is (the first line of) the chunk's own signature."""
+    head, said = " ".join(chunk.signature.split()), " ".join(text.split()).rstrip(":{ ")
+    return bool(head and said) and head.startswith(said)
 
 
 def _signature(chunk: Chunk) -> str:
