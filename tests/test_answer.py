@@ -726,3 +726,18 @@ def test_a_first_line_with_nothing_else_to_say_quotes_a_string_of_words(tmp_path
     question = "Which test checks that sendFile errors on a missing path?"
     (answer,) = _ask_of(tmp_path / "site", {"test/send.js": test}, question)
     assert answer.lead.endswith(': "should error missing path".'), answer.lead
+
+
+def test_a_first_line_quoting_a_docs_page_reads_its_markup_as_markdown(tmp_path: Path) -> None:
+    """A reStructuredText page's sentence quoted by the first line shows ``x`` and
+    roles as Markdown code, as a docstring's summary does."""
+    guide = (
+        "Scheduling\n"
+        "==========\n\n"
+        "Invoke the ``send_email()`` task with :py:meth:`~Huey.schedule` to run it later.\n"
+    )
+    question = "How do I run the send_email task later, after a delay?"
+    (answer,) = _ask_of(tmp_path / "book", {"docs/guide.rst": guide}, question)
+    assert answer.lead.startswith("`docs/guide.rst` (docs/guide.rst:"), answer.lead
+    assert "``" not in answer.lead and ":py:meth:" not in answer.lead, answer.lead
+    assert "`send_email()`" in answer.lead and "`schedule`" in answer.lead, answer.lead

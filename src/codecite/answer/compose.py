@@ -503,7 +503,8 @@ def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
         "",
     )
     if quote and first.chunk.language in PROSE_LANGUAGES:
-        return f"{name} ({where}): {first_sentence(statement(quote).lstrip('#>*- '))}"
+        said = doc_markup(first_sentence(statement(quote).lstrip("#>*- ")))
+        return f"{name} ({where}): {said}"
     if quote:
         return f"{name} ({where}): `{statement(quote).replace('`', chr(39))}`."
     said = doc_sentence(b.lines, terms)
