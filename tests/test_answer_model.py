@@ -188,6 +188,24 @@ def test_ordinary_words_missing_from_the_code_are_no_unknown_names() -> None:
     assert seen.unknown_names == ()
 
 
+def test_a_name_written_as_code_whose_part_no_code_holds_is_an_unknown_name() -> None:
+    """``prompt_toolkit`` is two everyday words, but written as one name: a part no code
+    holds ("toolkit") makes the name unknown; a written name whose parts the code holds
+    (``Context.invoke``) is known, however the code spells it whole."""
+    from codecite.answer.features import observe
+
+    df = {"prompt": 4, "toolkit": 0, "repl": 0, "history": 2, "context": 9, "invoke": 5}.get
+    seen = observe(
+        read("Where does the prompt_toolkit REPL keep its history?"),
+        [], lambda t: df(t, 1), 50, None,
+    )  # fmt: skip
+    assert "prompt_toolkit" in seen.unknown_names and seen.unknown > 0
+    known = observe(
+        read("What breaks if Context.invoke changes?"), [], lambda t: df(t, 1), 50, None
+    )
+    assert known.unknown_names == () and known.unknown == 0
+
+
 def test_capitalised_everyday_words_missing_from_the_code_are_a_soft_unknown_share() -> None:
     """``Viper`` is an everyday word written as a name: maybe a product the code never
     mentions, maybe a value it calls otherwise; it is weighed apart from firm names (the

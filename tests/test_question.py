@@ -590,3 +590,20 @@ def test_the_name_an_impact_question_changes_is_looked_up_as_a_symbol(
     identifier for the exact symbol lookup (an article is none, nor the subject of "how
     errors are logged")."""
     assert read(text).identifiers == names
+
+
+def test_a_word_and_its_forms_share_a_stem() -> None:
+    """The forms of one word meet (a verb in -ate and its noun in -ation, a word ending
+    in -ss or -us and its plural); words that only look alike do not."""
+    from codecite.question.terms import stem
+
+    for forms in (
+        ("compress", "compressed", "compresses", "compression"),
+        ("validate", "validated", "validating", "validation"),
+        ("authenticate", "authentication"),
+        ("status", "statuses"),
+        ("process", "processes", "processing"),
+        ("repeat", "repeating"),
+    ):
+        assert len({stem(w) for w in forms}) == 1, forms
+    assert stem("format") != stem("form") and stem("state") != stem("st")

@@ -31,6 +31,7 @@ from ..chunking.grammars import GRAMMARS
 from ..embed.text import embed_text
 from ..filters import Filters
 from ..graph.testmap import is_test_path
+from ..identifiers import split_identifier
 from ..question import Question
 from ..question.terms import Terms, specific_terms, stem, stems
 from ..retrieve.types import Hit
@@ -280,7 +281,17 @@ def observe(
     holds = in_code or (lambda t: df(t) > 0)
     named = specific_terms(subject)
     names = [t for t, firm in named.items() if firm and not holds(t)]
-    unknown = terms.share(frozenset(stem(t) for t in names))
+    # a name written as code (``prompt_toolkit``, ``Depends()``) of which some part
+    # (of 3 letters or more) no code holds: named, its missing parts weighed
+    missing = {
+        ident: [p for p in split_identifier(ident) if len(p) >= 3 and p.isalpha() and not holds(p)]
+        for ident in question.identifiers
+    }
+    written = [ident for ident, parts in missing.items() if parts]
+    unknown = terms.share(
+        frozenset(stem(t) for t in names) | {stem(p) for ident in written for p in missing[ident]}
+    )
+    names += [ident for ident in written if ident.lower() not in names]
     soft = terms.share(frozenset(stem(t) for t, firm in named.items() if not firm and not holds(t)))
     features = hit_features(subject, terms, top, static, question.kind.name == "tests")
     absent = terms.share(

@@ -35,20 +35,30 @@ _IRREGULAR = {
     "broke": "break", "stolen": "steal", "forgot": "forget", "forgotten": "forget",
 }  # fmt: skip
 _MIN_STEM = 3
+#: A verb in -ate, in any form, stemmed as its noun in -ation is (``validate``,
+#: ``validated``, ``validating`` → ``valid``); not ``format``, ``state``, ``date``, nor
+#: the -eat verbs (``repeating``: ``repeat``).
+_ATE = re.compile(r"^([a-z]{2,}[a-df-z])at(?:e|es|ed|ing)$")
 
 
 @lru_cache(maxsize=100_000)
 def stem(word: str) -> str:
-    """A crude stem: ``files``/``file`` → ``fil``, ``compression``/``compressed`` →
-    ``compress``, ``retries``/``retry`` → ``retri``, ``loyalty``/``loyal`` → ``loyal``.
-    Only for matching, never shown."""
+    """A crude stem: ``files``/``file`` → ``fil``, ``compression``/``compress``/
+    ``compressed`` → ``compress``, ``validate``/``validation``/``validated`` → ``valid``,
+    ``retries``/``retry`` → ``retri``, ``loyalty``/``loyal`` → ``loyal``. Only for
+    matching, never shown."""
     w = word.lower()
     w = _IRREGULAR.get(w, w)
+    verb = _ATE.match(w)
+    if verb:  # "validates" ~ "validation", "created" ~ "creation"
+        return verb.group(1)
     for suffix in _SUFFIXES:
         least = _MIN_STEM + 2 if suffix.endswith(("ty", "ties")) else _MIN_STEM
         if w.endswith(suffix) and len(w) - len(suffix) >= least:
             if suffix == "es" and not w[:-2].endswith(("s", "x", "z", "ch", "sh")):
                 continue  # "files" → "file" (then "fil"), "boxes" → "box"
+            if suffix == "s" and w.endswith(("ss", "us", "is")):
+                break  # "compress", "status", "analysis": no plural to take off
             w = w[: -len(suffix)]
             if suffix in ("ied", "ies"):
                 w += "i"
