@@ -741,3 +741,21 @@ def test_a_first_line_quoting_a_docs_page_reads_its_markup_as_markdown(tmp_path:
     assert answer.lead.startswith("`docs/guide.rst` (docs/guide.rst:"), answer.lead
     assert "``" not in answer.lead and ":py:meth:" not in answer.lead, answer.lead
     assert "`send_email()`" in answer.lead and "`schedule`" in answer.lead, answer.lead
+
+
+def test_a_message_written_over_lines_is_quoted_as_its_whole_statement(tmp_path: Path) -> None:
+    """The first line quotes the statement writing the message, not the one line of it
+    that holds the words (``raise ValueError(`` on the line above, ``)`` below)."""
+    limits = (
+        "def check(size, limit):\n"
+        '    """Refuse what is too big."""\n'
+        "    if size > limit:\n"
+        "        raise ValueError(\n"
+        '            "size of %d exceeded the limit of the upload" % size\n'
+        "        )\n"
+        "    return size\n"
+    )
+    question = 'Where is "size of N exceeded the limit of the upload" raised?'
+    (answer,) = _ask_of(tmp_path / "up", {"up/limits.py": limits}, question)
+    assert " writes it: `raise ValueError(" in answer.lead, answer.lead
+    assert answer.lead.endswith("% size)`."), answer.lead

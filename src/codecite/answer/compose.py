@@ -213,10 +213,15 @@ def focus_of(
     (learnt: the answer model's line score), else by the share of the question."""
     lines = chunk_lines(chunk, source)
     wanted = [p for p in (constant_part(m) for m in messages) if p]
-    for n, text in lines:
+    for at, (n, text) in enumerate(lines):
         low = text.lower()
         if wanted and any(p in low for p in wanted):
-            return Focus(n, text, "message")
+            # the statement writing it, whole when it reads alone (a raise over two lines)
+            statements = whole_statements([t for _, t in lines], braces_open_blocks(chunk.language))
+            whole = tuple(
+                (lines[a][0], lines[b][0], stmt) for a, b, stmt in statements if a <= at <= b
+            )
+            return Focus(n, text, "message", whole[:1])
     if not lines:
         return None
     texts = [text for _, text in lines]
@@ -483,7 +488,8 @@ def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
     where = cite(b.path, b.start_line, b.end_line)
     name = f"`{b.qualname}`" if b.qualname else f"`{b.path}`"
     if focus is not None and focus.role == "message":
-        return f"{name} ({where}) writes it: `{statement(focus.text)}`."
+        said = focus.quotes[0][2] if focus.quotes else _cut(focus.text)
+        return f"{name} ({where}) writes it: `{statement(said)}`."
     summary = doc_summary(first.chunk)
     value = _valued_quote(first) if valued and not _NUMBER.search(summary) else ""
     if value:  # a quantity question: the value, before a summary that does not say it
@@ -520,6 +526,12 @@ def _lead(first: _Shown, terms: Terms, valued: bool = False) -> str:
     if head and not is_fragment(head) and first.chunk.language not in PROSE_LANGUAGES:
         return f"{name} ({where}): `{head.replace('`', chr(39))}`."
     return f"{name} ({where})."
+
+
+def _cut(line: str) -> str:
+    """A line of a statement that goes on below it, marked so (``f(a,`` → ``f(a, …``)."""
+    flat = line.rstrip()
+    return f"{flat} …" if flat.endswith((",", "(", "[", "{", "+", "\\", "&&", "||")) else flat
 
 
 def _is_signature(chunk: Chunk, text: str) -> bool:
