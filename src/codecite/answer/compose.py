@@ -218,10 +218,10 @@ def focus_of(
         if wanted and any(p in low for p in wanted):
             # the statement writing it, whole when it reads alone (a raise over two lines)
             statements = whole_statements([t for _, t in lines], braces_open_blocks(chunk.language))
-            whole = tuple(
+            writing = tuple(
                 (lines[a][0], lines[b][0], stmt) for a, b, stmt in statements if a <= at <= b
             )
-            return Focus(n, text, "message", whole[:1])
+            return Focus(n, text, "message", writing[:1])
     if not lines:
         return None
     texts = [text for _, text in lines]
