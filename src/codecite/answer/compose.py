@@ -212,22 +212,19 @@ def focus_of(
     holds any, the best by ``score``; the statements quoted are ranked by ``score``
     (learnt: the answer model's line score), else by the share of the question."""
     lines = chunk_lines(chunk, source)
+    texts = [text for _, text in lines]
+    statements = whole_statements(texts, braces_open_blocks(chunk.language))
     wanted = [p for p in (constant_part(m) for m in messages) if p]
-    for at, (n, text) in enumerate(lines):
+    for at, text in enumerate(texts if wanted else ()):
         low = text.lower()
-        if wanted and any(p in low for p in wanted):
+        if any(p in low for p in wanted):
             # the statement writing it, whole when it reads alone (a raise over two lines)
-            statements = whole_statements([t for _, t in lines], braces_open_blocks(chunk.language))
             writing = tuple(
                 (lines[a][0], lines[b][0], stmt) for a, b, stmt in statements if a <= at <= b
             )
-            return Focus(n, text, "message", writing[:1])
-    if not lines:
-        return None
-    texts = [text for _, text in lines]
+            return Focus(lines[at][0], text, "message", writing[:1])
     if not any(text.strip() for text in texts):
         return None
-    statements = whole_statements(texts, braces_open_blocks(chunk.language))
     whole = _single(statements, len(texts))
     shares = [terms.share(stems(text)) if text.strip() else -1.0 for text in texts]
     # the highlight: the line holding most of the question (the first of them), a part

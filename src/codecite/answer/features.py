@@ -264,6 +264,11 @@ def code_holds(store: KeywordIndex, df: Callable[[str], int]) -> Callable[[str],
     return holds
 
 
+def _absent_parts(identifier: str, holds: Callable[[str], bool]) -> list[str]:
+    """The parts of a name written as code (3 letters or more) that no code holds."""
+    return [p for p in split_identifier(identifier) if len(p) >= 3 and p.isalpha() and not holds(p)]
+
+
 def observe(
     question: Question,
     hits: Sequence[Hit],
@@ -283,15 +288,11 @@ def observe(
     names = [t for t, firm in named.items() if firm and not holds(t)]
     # a name written as code (``prompt_toolkit``, ``Depends()``) of which some part
     # (of 3 letters or more) no code holds: named, its missing parts weighed
-    missing = {
-        ident: [p for p in split_identifier(ident) if len(p) >= 3 and p.isalpha() and not holds(p)]
-        for ident in question.identifiers
-    }
-    written = [ident for ident, parts in missing.items() if parts]
+    missing = {i: parts for i in question.identifiers if (parts := _absent_parts(i, holds))}
     unknown = terms.share(
-        frozenset(stem(t) for t in names) | {stem(p) for ident in written for p in missing[ident]}
+        frozenset(stem(t) for t in names) | {stem(p) for parts in missing.values() for p in parts}
     )
-    names += [ident for ident in written if ident.lower() not in names]
+    names += [ident for ident in missing if ident.lower() not in names]
     soft = terms.share(frozenset(stem(t) for t, firm in named.items() if not firm and not holds(t)))
     features = hit_features(subject, terms, top, static, question.kind.name == "tests")
     absent = terms.share(
