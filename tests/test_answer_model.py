@@ -15,8 +15,8 @@ from repos import copy_index, run_cli
 import codecite
 from codecite.answer.answerer import judged_by_model, learnt_order, name_in_words
 from codecite.answer.compose import constant_part, is_fragment, lead_quote
-from codecite.answer.features import HIT_FEATURES, QUESTION_FEATURES
-from codecite.answer.model import answer_model
+from codecite.answer.features import CANDIDATES, HIT_FEATURES, QUESTION_FEATURES
+from codecite.answer.model import answer_model, from_json
 from codecite.evaluate import load_golden
 from codecite.question import read
 from codecite.question.terms import question_terms
@@ -158,6 +158,9 @@ def test_the_shipped_model_matches_the_features_and_says_where_it_came_from() ->
     raw = json.loads((ROOT / "src/codecite/answer/data/answer-model.json").read_text())
     assert tuple(raw["hit_features"]) == HIT_FEATURES
     assert tuple(raw["question_features"]) == QUESTION_FEATURES
+    # fitted on lists as long as the ones it orders: another length, no model
+    assert raw["candidates"] == CANDIDATES
+    assert from_json({**raw, "candidates": CANDIDATES // 2}) is None
     assert raw["validation"]["method"] == "leave one project out"
     trained = [spec.split("==")[0] for spec in raw["trained_on"]]
     assert len(trained) >= 10

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from codecite.answer.features import HIT_FEATURES, QUESTION_FEATURES, question_features
+from codecite.answer.features import CANDIDATES, HIT_FEATURES, QUESTION_FEATURES, question_features
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
@@ -313,6 +313,7 @@ def fit_all(
     return {
         "format": 1,
         "hit_features": list(HIT_FEATURES),
+        "candidates": CANDIDATES,
         "order_weights": [round(float(v), 6) for v in w],
         "question_features": list(QUESTION_FEATURES),
         "abstain_weights": [round(float(v), 6) for v in wa],

@@ -52,8 +52,9 @@ from .wording import join_hyphenated
 
 log = logging.getLogger(__name__)
 
-#: Hits an answer asks search for (what ``search`` lists by default).
-SEARCH_K = 10
+#: Hits an answer asks search for: what ``search`` lists by default, or the answer
+#: model's candidates when it reads more.
+SEARCH_K = max(10, CANDIDATES)
 #: While the model tier fills (right after ``codecite index``), search's first
 #: candidates embedded now and ranked by the model's cosine, as the complete tier ranks
 #: them (``Searcher.search``'s ``spot``; BENCHMARKS.md stop 52: 16 and 32 measured).

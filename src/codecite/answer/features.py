@@ -55,7 +55,8 @@ QUESTION_FEATURES = (
 )  # fmt: skip
 #: Chunks of code (every language tree-sitter parses): not docs, not text.
 CODE_ONLY = Filters(languages=tuple(GRAMMARS))
-#: Hits of search's list the model reads and may reorder.
+#: Hits of search's list the model reads and may reorder (16 and 24, refitted, measured
+#: and not kept: BENCHMARKS.md stop 54).
 CANDIDATES = 8
 #: Lines of the window in which a hit's terms are counted together (the question's
 #: words close together, not scattered over a long function).

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .features import HIT_FEATURES, QUESTION_FEATURES, softmax
+from .features import CANDIDATES, HIT_FEATURES, QUESTION_FEATURES, softmax
 from .focus import LINE_FEATURES
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,8 @@ def _logistic(x: np.ndarray, w: np.ndarray) -> float:
 @lru_cache(maxsize=1)
 def answer_model() -> AnswerModel | None:
     """The shipped model (loaded once); None when its file is missing or was made for
-    other features (then answers keep search's order and decline nothing)."""
+    other features or another number of candidates (then answers keep search's order
+    and decline nothing)."""
     try:
         raw = json.loads(
             resources.files("codecite.answer").joinpath("data", MODEL_FILE).read_text()
@@ -111,6 +112,12 @@ def from_json(raw: dict[str, Any]) -> AnswerModel | None:
         or tuple(raw.get("question_features", ())) != QUESTION_FEATURES
     ):
         log.warning("answers keep search's order: the answer model's features are not these")
+        return None
+    if raw.get("candidates") != CANDIDATES:  # its scores and thresholds are of lists this long
+        log.warning(
+            "answers keep search's order: the answer model read %s candidates, not %s",
+            raw.get("candidates"), CANDIDATES,
+        )  # fmt: skip
         return None
     return AnswerModel(
         np.array(raw["order_weights"], dtype=np.float64),
