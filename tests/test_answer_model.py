@@ -15,7 +15,7 @@ from repos import copy_index, run_cli
 import codecite
 from codecite.answer.answerer import judged_by_model, learnt_order, name_in_words
 from codecite.answer.compose import constant_part, is_fragment, lead_quote
-from codecite.answer.features import CANDIDATES, HIT_FEATURES, QUESTION_FEATURES
+from codecite.answer.features import CANDIDATES, EVIDENCE_HITS, HIT_FEATURES, QUESTION_FEATURES
 from codecite.answer.model import answer_model, from_json
 from codecite.evaluate import load_golden
 from codecite.question import read
@@ -159,8 +159,9 @@ def test_the_shipped_model_matches_the_features_and_says_where_it_came_from() ->
     assert tuple(raw["hit_features"]) == HIT_FEATURES
     assert tuple(raw["question_features"]) == QUESTION_FEATURES
     # fitted on lists as long as the ones it orders: another length, no model
-    assert raw["candidates"] == CANDIDATES
+    assert (raw["candidates"], raw["evidence_hits"]) == (CANDIDATES, EVIDENCE_HITS)
     assert from_json({**raw, "candidates": CANDIDATES // 2}) is None
+    assert from_json({**raw, "evidence_hits": EVIDENCE_HITS // 2}) is None
     assert raw["validation"]["method"] == "leave one project out"
     trained = [spec.split("==")[0] for spec in raw["trained_on"]]
     assert len(trained) >= 10

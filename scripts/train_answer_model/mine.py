@@ -3,7 +3,7 @@ index, and of another project's, through the same search and the same features
 ``ask`` uses (``codecite.answer.features.observe``).
 
 - *own*: a question of project P asked of P's index; each of search's first
-  ``CANDIDATES`` hits is labelled right when it is the documented definition (it
+  ``EVIDENCE_HITS`` hits is labelled right when it is the documented definition (it
   overlaps the definition's lines and at least half of its own lines are in them: a
   class skeleton holding a method is not that method);
 - *cross*: a question of another project asked of P's index (negatives for abstention,
@@ -36,7 +36,7 @@ import numpy as np
 
 import codecite
 from codecite.answer.answerer import SEARCH_K, SPOT, line_embedder
-from codecite.answer.features import CANDIDATES, HIT_FEATURES, code_holds, observe
+from codecite.answer.features import EVIDENCE_HITS, HIT_FEATURES, code_holds, observe
 from codecite.question import read
 
 SEED = 20261206
@@ -140,15 +140,15 @@ def mine(
             asked = read(g["query"])  # as ``ask`` reads it: once, passed down
             spot = 0 if "model" in tiers else SPOT
             result = searcher.search(asked, k=SEARCH_K, tiers=tiers, spot=spot, spot_fill=fill)
-            hits = list(result.hits[:CANDIDATES])
+            hits = list(result.hits[:EVIDENCE_HITS])
             if "model" in tiers:
                 hits = searcher.fill_similarity(g["query"], hits)
             else:  # as ``ask`` does while the model tier fills: the hits' cosines now
                 hits = on_the_spot(searcher, row_of, g["query"], hits)
             obs = observe(asked, hits, stats.df, stats.documents, static, holds)
-            X = np.zeros((CANDIDATES, len(HIT_FEATURES)), dtype=np.float32)
-            y = np.zeros(CANDIDATES, dtype=np.int8)
-            X[: len(hits)] = obs.features
+            X = np.zeros((EVIDENCE_HITS, len(HIT_FEATURES)), dtype=np.float32)
+            y = np.zeros(EVIDENCE_HITS, dtype=np.int8)
+            X[: len(hits)] = obs.evidence
             if own:
                 y[: len(hits)] = [right(h, g) for h in hits]
             rows["X"].append(X)

@@ -3,11 +3,13 @@
 Three small models over ``codecite.answer.features`` (numpy only: a linear model is
 what these few features need, and it reads as a table of weights):
 
-- **order**: one weight per hit feature; a question's candidates are scored and the
-  softmax over them is fitted listwise to put the documented definition first
-  (L2-regularised gradient descent, fixed steps: repeatable);
-- **abstain**: logistic regression on the retrieval's features (``QUESTION_FEATURES``,
-  with the order model's probabilities), own-project questions against other
+- **order**: one weight per hit feature; a question's candidates (search's first
+  ``CANDIDATES`` hits) are scored and the softmax over them is fitted listwise to put
+  the documented definition first (L2-regularised gradient descent, fixed steps:
+  repeatable);
+- **abstain**: logistic regression on the retrieval's features (``QUESTION_FEATURES``
+  over search's first ``EVIDENCE_HITS`` hits, with the order model's probabilities),
+  own-project questions against other
   projects' questions; its threshold is the highest at which at most
   ``MAX_FALSE_DECLINE`` of the *held-out* projects' own questions are declined;
 - **confidence**: logistic regression on the same features, for "the first block is
@@ -33,7 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from codecite.answer.features import CANDIDATES, HIT_FEATURES, QUESTION_FEATURES, question_features
+from codecite.answer.features import (
+    CANDIDATES,
+    EVIDENCE_HITS,
+    HIT_FEATURES,
+    QUESTION_FEATURES,
+    question_features,
+    relative,
+)
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
@@ -54,7 +63,7 @@ RATE = 0.5
 @dataclass
 class Project:
     name: str
-    X: np.ndarray  # (Q, C, F)
+    X: np.ndarray  # (Q, C, F): the order's CANDIDATES, relative to themselves
     y: np.ndarray  # (Q, C)
     mask: np.ndarray  # (Q, C) bool: a real candidate
     unknown: np.ndarray
@@ -68,6 +77,10 @@ class Project:
     source: np.ndarray
     #: (Q, C) bool: the candidates that compete when the order is fitted (see load).
     eligible: np.ndarray
+    #: (Q, E, F) search's first EVIDENCE_HITS hits as mined (abstention, confidence).
+    evidence: np.ndarray
+    #: (Q, E) bool: a real hit.
+    evidence_mask: np.ndarray
 
 
 #: The mined question sets (``mine.py --set``): name -> folder under the workdir.
@@ -98,9 +111,18 @@ def load(workdir: Path, sets: tuple[str, ...] = ("docstrings",)) -> list[Project
             source == sets.index("commits") if "commits" in sets else np.zeros_like(source, bool)
         )
         eligible = mask & (~commit[:, None] | definition)
-        out.append(Project(name, cat["X"], cat["y"], mask, cat["unknown"], cat["soft"],
-                           cat["absent"], cat["terms"], cat["own"], source,
-                           eligible))  # fmt: skip
+        if X.shape[1] < EVIDENCE_HITS:
+            raise SystemExit(
+                f"{name}: mined with {X.shape[1]} hits, not {EVIDENCE_HITS}: mine again"
+            )
+        # the order reads the first CANDIDATES hits, relative to themselves
+        C = CANDIDATES
+        ordered = np.zeros_like(X[:, :C])
+        for q, n in enumerate(np.minimum(cat["n"], C)):
+            ordered[q, :n] = relative(X[q, :n])
+        out.append(Project(name, ordered, cat["y"][:, :C], mask[:, :C], cat["unknown"],
+                           cat["soft"], cat["absent"], cat["terms"], cat["own"], source,
+                           eligible[:, :C], X, mask))  # fmt: skip
     return out
 
 
@@ -177,7 +199,8 @@ def retrieval_features(p: Project, w: np.ndarray) -> tuple[np.ndarray, np.ndarra
             right.append(0)
             continue
         order = list(np.argsort(-pr[q, :n], kind="stable"))
-        rows.append(question_features(p.X[q, :n], pr[q, :n], order, p.unknown[q], p.terms[q],
+        hits = p.evidence[q, : int(p.evidence_mask[q].sum())]
+        rows.append(question_features(hits, pr[q, :n], order, p.unknown[q], p.terms[q],
                                       p.soft[q], p.absent[q]))  # fmt: skip
         right.append(int(p.y[q, order[0]]))
     return np.array(rows), np.array(right)
@@ -314,6 +337,7 @@ def fit_all(
         "format": 1,
         "hit_features": list(HIT_FEATURES),
         "candidates": CANDIDATES,
+        "evidence_hits": EVIDENCE_HITS,
         "order_weights": [round(float(v), 6) for v in w],
         "question_features": list(QUESTION_FEATURES),
         "abstain_weights": [round(float(v), 6) for v in wa],

@@ -42,7 +42,7 @@ from .blocks import AnswerBlock
 from .citations import Block, Citation, check_citations, citation_flags
 from .compose import compose
 from .facts import GraphFacts
-from .features import CANDIDATES, Embed, code_holds, observe, question_features
+from .features import CANDIDATES, EVIDENCE_HITS, Embed, code_holds, observe, question_features
 from .focus import line_scores
 from .llm import EXTRACTIVE, LLM
 from .model import answer_model
@@ -52,9 +52,9 @@ from .wording import join_hyphenated
 
 log = logging.getLogger(__name__)
 
-#: Hits an answer asks search for: what ``search`` lists by default, or the answer
-#: model's candidates when it reads more.
-SEARCH_K = max(10, CANDIDATES)
+#: Hits an answer asks search for: what ``search`` lists by default, or the hits the
+#: answer model reads when it reads more.
+SEARCH_K = max(10, CANDIDATES, EVIDENCE_HITS)
 #: While the model tier fills (right after ``codecite index``), search's first
 #: candidates embedded now and ranked by the model's cosine, as the complete tier ranks
 #: them (``Searcher.search``'s ``spot``; BENCHMARKS.md stop 52: 16 and 32 measured).
@@ -197,22 +197,22 @@ class Answerer:
         asked = read(question)
         result = self.searcher.search(asked, k=SEARCH_K, filters=filters, spot=SPOT)
         hits = mark_stale(result.hits, list(stale))
-        top = self.searcher.fill_similarity(question, hits[:CANDIDATES])
+        top = self.searcher.fill_similarity(question, hits[:EVIDENCE_HITS])
         stats = self.searcher.term_stats
         holds = code_holds(self.searcher.store, stats.df)
         seen = observe(asked, top, stats.df, stats.documents, line_embedder(), holds)
         model = answer_model() if self.config.answer.answer_model else None
         ordered = model.order(seen.features) if model is not None else None
-        shown = tuple(range(len(top)))  # search's order: the floor
+        shown = tuple(range(min(len(top), CANDIDATES)))  # search's order: the floor
         if ordered is not None and any(h.similarity is not None for h in top):
-            judged = [judged_by_model(h.chunk) for h in top]
+            judged = [judged_by_model(top[i].chunk) for i in shown]
             # a documented constant search put first (by its doc's words: "how long are
             # results kept") stays first: the model never learnt to judge one; so does a
             # definition whose name the question writes as words (its written_name
             # feature sees identifiers only)
             first_kept = top[0].chunk.kind == "constant" or name_in_words(top[0].chunk, asked.text)
             shown = learnt_order(ordered.order, self.config.answer.answer_order, judged, first_kept)
-        hits = [*(top[i] for i in shown), *hits[len(top) :]]
+        hits = [*(top[i] for i in shown), *top[len(shown) :], *hits[len(top) :]]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
         score = None
         if model is not None and model.line_weights is not None:
@@ -231,7 +231,7 @@ class Answerer:
         declined = not hits
         if model is not None and ordered is not None and hits:
             features = question_features(
-                seen.features,
+                seen.evidence if seen.evidence is not None else seen.features,
                 ordered.probs,
                 shown,
                 seen.unknown,

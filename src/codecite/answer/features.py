@@ -58,6 +58,11 @@ CODE_ONLY = Filters(languages=tuple(GRAMMARS))
 #: Hits of search's list the model reads and may reorder (16 and 24, refitted, measured
 #: and not kept: BENCHMARKS.md stop 54).
 CANDIDATES = 8
+#: Hits of search's list whose best evidence (closest in meaning, most of the question's
+#: words) tells abstention whether the code answers at all, and confidence how sure the
+#: first block is: more than the order's candidates (BENCHMARKS.md stop 54: other
+#: projects' docstring questions declined 47% -> 51% at the same 0.5% of their own).
+EVIDENCE_HITS = 16
 #: Lines of the window in which a hit's terms are counted together (the question's
 #: words close together, not scattered over a long function).
 WINDOW = 6
@@ -105,19 +110,41 @@ def hit_features(
             "name_share": terms.share(stems(c.qualname)),
             "path_share": terms.share(stems(c.path)),
             "body_share": float(body[i]),
-            "body_share_rel": float(body[i] / body.max()) if body.max() > 0 else 0.0,
             "static_cos": float(cos[i]),
-            "static_cos_rel": float(cos[i] - cos.max()) + 1.0,
             "model_cos": h.similarity or 0.0,
             "has_model_cos": float(h.similarity is not None),
             "written_name": float(_written(terms, c)),
             "log_lines": math.log1p(c.end_line - c.start_line + 1) / 6,
             "window_share": float(window[i]),
-            "window_share_rel": float(window[i] / window.max()) if window.max() > 0 else 0.0,
             "line_cos": float(line[i]),
-            "line_cos_rel": float(line[i] - line.max()) + 1.0,
         }
-        out[i] = [row[name] for name in HIT_FEATURES]
+        out[i] = [0.0 if name in _RELATIVE_NAMES else row[name] for name in HIT_FEATURES]
+    return relative(out)
+
+
+#: The features each hit has relative to the best of its list (a share of the best
+#: share, a cosine less the best cosine), with the absolute one they are made of.
+_RELATIVE = (
+    ("body_share_rel", "body_share", "share"), ("static_cos_rel", "static_cos", "cosine"),
+    ("window_share_rel", "window_share", "share"), ("line_cos_rel", "line_cos", "cosine"),
+)  # fmt: skip
+_RELATIVE_NAMES = frozenset(rel for rel, _, _ in _RELATIVE)
+
+
+def relative(features: np.ndarray) -> np.ndarray:
+    """``features`` (hits, HIT_FEATURES) with the relative columns computed over these
+    hits (a list's first hits are a shorter list: the order reads its candidates so)."""
+    out = features.copy()
+    if not len(out):
+        return out
+    col = {name: i for i, name in enumerate(HIT_FEATURES)}
+    for rel, raw, kind in _RELATIVE:
+        values = out[:, col[raw]]
+        best = float(values.max())
+        if kind == "share":
+            out[:, col[rel]] = values / best if best > 0 else 0.0
+        else:
+            out[:, col[rel]] = values - best + 1.0
     return out
 
 
@@ -237,7 +264,7 @@ class Observation:
     """What the model reads of one question's retrieval."""
 
     terms: Terms
-    #: HIT_FEATURES of search's first CANDIDATES hits, one row each.
+    #: HIT_FEATURES of search's first CANDIDATES hits, one row each: what the order reads.
     features: np.ndarray
     #: The weighted share of unknown names (see :func:`question_features`).
     unknown: float
@@ -248,6 +275,10 @@ class Observation:
     soft_unknown: float = 0.0
     #: The weighted share of the question's terms, any word, that no code holds.
     absent: float = 0.0
+    #: HIT_FEATURES of search's first EVIDENCE_HITS hits (relative to them): what
+    #: abstention and confidence read (:func:`question_features`); ``features`` is its
+    #: first rows, relative to themselves.
+    evidence: np.ndarray | None = None
 
 
 def code_holds(store: KeywordIndex, df: Callable[[str], int]) -> Callable[[str], bool]:
@@ -278,11 +309,12 @@ def observe(
     static: Embed | None,
     in_code: Callable[[str], bool] | None = None,
 ) -> Observation:
-    """The features of ``question`` over search's first :data:`CANDIDATES` hits, read
+    """The features of ``question`` over search's first :data:`EVIDENCE_HITS` hits
+    (``hits``: with their cosines filled), and over its first :data:`CANDIDATES`, read
     from its subject (the words of what kind of answer it wants are no evidence).
     ``in_code``: whether code holds a term (:func:`code_holds`; default: any chunk)."""
     terms = question.terms(df, documents)
-    top = tuple(hits[:CANDIDATES])
+    top = tuple(hits[:EVIDENCE_HITS])
     subject = question.subject
     holds = in_code or (lambda t: df(t) > 0)
     named = specific_terms(subject)
@@ -295,8 +327,9 @@ def observe(
     )
     names += [ident for ident in missing if ident.lower() not in names]
     soft = terms.share(frozenset(stem(t) for t, firm in named.items() if not firm and not holds(t)))
-    features = hit_features(subject, terms, top, static, question.kind.name == "tests")
+    evidence = hit_features(subject, terms, top, static, question.kind.name == "tests")
     absent = terms.share(
         frozenset(s for s, w in zip(terms.stems, terms.words, strict=True) if not holds(w))
     )
-    return Observation(terms, features, unknown, tuple(names), soft, absent)
+    features = relative(evidence[:CANDIDATES])
+    return Observation(terms, features, unknown, tuple(names), soft, absent, evidence)

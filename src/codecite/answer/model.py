@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .features import CANDIDATES, HIT_FEATURES, QUESTION_FEATURES, softmax
+from .features import CANDIDATES, EVIDENCE_HITS, HIT_FEATURES, QUESTION_FEATURES, softmax
 from .focus import LINE_FEATURES
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ def _logistic(x: np.ndarray, w: np.ndarray) -> float:
 @lru_cache(maxsize=1)
 def answer_model() -> AnswerModel | None:
     """The shipped model (loaded once); None when its file is missing or was made for
-    other features or another number of candidates (then answers keep search's order
+    other features or other lengths of search's list (then answers keep search's order
     and decline nothing)."""
     try:
         raw = json.loads(
@@ -113,10 +113,12 @@ def from_json(raw: dict[str, Any]) -> AnswerModel | None:
     ):
         log.warning("answers keep search's order: the answer model's features are not these")
         return None
-    if raw.get("candidates") != CANDIDATES:  # its scores and thresholds are of lists this long
+    # its scores and thresholds are of lists this long
+    read = (raw.get("candidates"), raw.get("evidence_hits"))
+    if read != (CANDIDATES, EVIDENCE_HITS):
         log.warning(
-            "answers keep search's order: the answer model read %s candidates, not %s",
-            raw.get("candidates"), CANDIDATES,
+            "answers keep search's order: the answer model read %s candidates and %s hits, "
+            "not %s and %s", *read, CANDIDATES, EVIDENCE_HITS,
         )  # fmt: skip
         return None
     return AnswerModel(
