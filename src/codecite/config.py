@@ -278,9 +278,9 @@ class AnswerConfig:
     #: "low" (the "search order" baseline every answer figure is reported beside). Its
     #: threshold declines 0.5% of the held-out projects' docstring questions (calibrated
     #: on the 24 training projects, each left out in turn, against 2,400 questions of
-    #: other projects, 47% of which it declines; 3.4% of their commit questions);
-    #: measured on the answer benchmark: 1.6% of answerable and 44% of out-of-scope
-    #: questions; on SWE-QA's development split 0% of answerable).
+    #: other projects, 51% of which it declines; 3.5% of their commit questions);
+    #: measured on the answer benchmark: 1.6% of answerable and 47% of out-of-scope
+    #: questions; on SWE-QA's development split 1.6% of answerable).
     answer_model: bool = True
     #: The order of an answer's blocks, where the hits carry the search model's cosine
     #: the answer model learnt with (else search's): "model" (the model's pick first,
