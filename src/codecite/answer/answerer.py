@@ -187,8 +187,9 @@ class Answerer:
            before tests, tests first when the question asks which tests check it;
         4. **abstain**: the model's probability that the indexed code answers the
            question at all, and its probability that the first block is right (the
-           confidence), read from search's first ``EVIDENCE_HITS`` hits; a question whose quoted message a cited line writes, or whose
-           pasted trace runs through indexed files, is never declined;
+           confidence), read from search's first ``EVIDENCE_HITS`` hits; a question
+           whose quoted message a cited line writes, or whose pasted trace runs through
+           indexed files, is never declined;
         5. **compose**: the first line and the blocks (:mod:`.compose`), or the prompt
            for a model (the ordered hits, packed to a budget);
 
