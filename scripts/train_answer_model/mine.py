@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import codecite
-from codecite.answer.answerer import SEARCH_K, SPOT, line_embedder
+from codecite.answer.answerer import ASKED_K, SPOT, line_embedder
 from codecite.answer.features import EVIDENCE_HITS, HIT_FEATURES, code_holds, observe
 from codecite.question import read
 
@@ -139,7 +139,7 @@ def mine(
         for (own, g), tiers in itertools.product(asked_of, TIERS):
             asked = read(g["query"])  # as ``ask`` reads it: once, passed down
             spot = 0 if "model" in tiers else SPOT
-            result = searcher.search(asked, k=SEARCH_K, tiers=tiers, spot=spot, spot_fill=fill)
+            result = searcher.search(asked, k=ASKED_K, tiers=tiers, spot=spot, spot_fill=fill)
             hits = list(result.hits[:EVIDENCE_HITS])
             if "model" in tiers:
                 hits = searcher.fill_similarity(g["query"], hits)

@@ -52,9 +52,11 @@ from .wording import join_hyphenated
 
 log = logging.getLogger(__name__)
 
-#: Hits an answer asks search for: what ``search`` lists by default, or the hits the
-#: answer model reads when it reads more.
-SEARCH_K = max(10, CANDIDATES, EVIDENCE_HITS)
+#: Hits an answer is composed from and lists as its sources (what ``search`` lists by
+#: default).
+SEARCH_K = 10
+#: Hits an answer asks search for: those, and those the answer model reads.
+ASKED_K = max(SEARCH_K, CANDIDATES, EVIDENCE_HITS)
 #: While the model tier fills (right after ``codecite index``), search's first
 #: candidates embedded now and ranked by the model's cosine, as the complete tier ranks
 #: them (``Searcher.search``'s ``spot``; BENCHMARKS.md stop 52: 16 and 32 measured).
@@ -196,7 +198,7 @@ class Answerer:
         then :meth:`finish` checks every citation. A model's answer comes between."""
         started = time.perf_counter()
         asked = read(question)
-        result = self.searcher.search(asked, k=SEARCH_K, filters=filters, spot=SPOT)
+        result = self.searcher.search(asked, k=ASKED_K, filters=filters, spot=SPOT)
         hits = mark_stale(result.hits, list(stale))
         top = self.searcher.fill_similarity(question, hits[:EVIDENCE_HITS])
         stats = self.searcher.term_stats
@@ -205,7 +207,7 @@ class Answerer:
         model = answer_model() if self.config.answer.answer_model else None
         ordered = model.order(seen.features) if model is not None else None
         shown = tuple(range(min(len(top), CANDIDATES)))  # search's order: the floor
-        if ordered is not None and any(h.similarity is not None for h in top):
+        if ordered is not None and any(top[i].similarity is not None for i in shown):
             judged = [judged_by_model(top[i].chunk) for i in shown]
             # a documented constant search put first (by its doc's words: "how long are
             # results kept") stays first: the model never learnt to judge one; so does a
@@ -213,7 +215,7 @@ class Answerer:
             # feature sees identifiers only)
             first_kept = top[0].chunk.kind == "constant" or name_in_words(top[0].chunk, asked.text)
             shown = learnt_order(ordered.order, self.config.answer.answer_order, judged, first_kept)
-        hits = [*(top[i] for i in shown), *top[len(shown) :], *hits[len(top) :]]
+        hits = [*(top[i] for i in shown), *top[len(shown) :], *hits[len(top) :]][:SEARCH_K]
         lines = _LineCache(self._disk_lines if self.root is not None else None)
         score = None
         if model is not None and model.line_weights is not None:
