@@ -234,7 +234,7 @@ class Answerer:
         declined = not hits
         if model is not None and ordered is not None and hits:
             features = question_features(
-                seen.evidence if seen.evidence is not None else seen.features,
+                seen.evidence,
                 ordered.probs,
                 shown,
                 seen.unknown,

@@ -266,6 +266,10 @@ class Observation:
     terms: Terms
     #: HIT_FEATURES of search's first CANDIDATES hits, one row each: what the order reads.
     features: np.ndarray
+    #: HIT_FEATURES of search's first EVIDENCE_HITS hits (relative to them): what
+    #: abstention and confidence read (:func:`question_features`); ``features`` is its
+    #: first rows, relative to themselves.
+    evidence: np.ndarray
     #: The weighted share of unknown names (see :func:`question_features`).
     unknown: float
     #: Those names: words of the question that name something specific (not everyday
@@ -275,10 +279,6 @@ class Observation:
     soft_unknown: float = 0.0
     #: The weighted share of the question's terms, any word, that no code holds.
     absent: float = 0.0
-    #: HIT_FEATURES of search's first EVIDENCE_HITS hits (relative to them): what
-    #: abstention and confidence read (:func:`question_features`); ``features`` is its
-    #: first rows, relative to themselves.
-    evidence: np.ndarray | None = None
 
 
 def code_holds(store: KeywordIndex, df: Callable[[str], int]) -> Callable[[str], bool]:
@@ -332,4 +332,4 @@ def observe(
         frozenset(s for s, w in zip(terms.stems, terms.words, strict=True) if not holds(w))
     )
     features = relative(evidence[:CANDIDATES])
-    return Observation(terms, features, unknown, tuple(names), soft, absent, evidence)
+    return Observation(terms, features, evidence, unknown, tuple(names), soft, absent)
