@@ -80,9 +80,8 @@ LOCKFILES = _words(
 #: ``_build``, Jekyll's ``_site``: a rendered copy of the docs beside their sources).
 VENDORED_DIRS = _words(
     "node_modules bower_components jspm_packages dist build _build _site vendor third_party "
-    "third-party "
-    "thirdparty .venv venv __pycache__ target .tox .nox site-packages .eggs .mypy_cache "
-    ".pytest_cache .ruff_cache .gradle .next .nuxt .svelte-kit .terraform Pods .yarn "
+    "third-party thirdparty .venv venv __pycache__ target .tox .nox site-packages .eggs "
+    ".mypy_cache .pytest_cache .ruff_cache .gradle .next .nuxt .svelte-kit .terraform Pods .yarn "
     ".pnpm-store htmlcov .parcel-cache .angular"
 )
 MINIFIED_SUFFIXES = (".min.js", ".min.css", ".min.mjs", ".map")

@@ -129,6 +129,8 @@ _RELATIVE = (
     ("window_share_rel", "window_share", "share"), ("line_cos_rel", "line_cos", "cosine"),
 )  # fmt: skip
 _RELATIVE_NAMES = frozenset(rel for rel, _, _ in _RELATIVE)
+#: Each hit feature's column.
+_COLUMN = {name: i for i, name in enumerate(HIT_FEATURES)}
 
 
 def relative(features: np.ndarray) -> np.ndarray:
@@ -137,14 +139,13 @@ def relative(features: np.ndarray) -> np.ndarray:
     out = features.copy()
     if not len(out):
         return out
-    col = {name: i for i, name in enumerate(HIT_FEATURES)}
     for rel, raw, kind in _RELATIVE:
-        values = out[:, col[raw]]
+        values = out[:, _COLUMN[raw]]
         best = float(values.max())
         if kind == "share":
-            out[:, col[rel]] = values / best if best > 0 else 0.0
+            out[:, _COLUMN[rel]] = values / best if best > 0 else 0.0
         else:
-            out[:, col[rel]] = values - best + 1.0
+            out[:, _COLUMN[rel]] = values - best + 1.0
     return out
 
 
@@ -236,23 +237,22 @@ def question_features(
     ordinary words too, that no code holds. The model learns what each is worth: an
     ordinary word missing from the code is one signal in a sum calibrated against other
     projects' questions, never a rule that declines."""
-    col = {name: i for i, name in enumerate(HIT_FEATURES)}
     if not len(features):
         return np.zeros(len(QUESTION_FEATURES), dtype=np.float32)
     top = order[0]
     row = {
         "top_prob": float(probs[top]),
-        "top_body_share": float(features[top, col["body_share"]]),
-        "top_name_share": float(features[top, col["name_share"]]),
-        "best_static_cos": float(features[:, col["static_cos"]].max()),
-        "best_model_cos": float(features[:, col["model_cos"]].max()),
-        "has_model_cos": float(features[:, col["has_model_cos"]].max()),
+        "top_body_share": float(features[top, _COLUMN["body_share"]]),
+        "top_name_share": float(features[top, _COLUMN["name_share"]]),
+        "best_static_cos": float(features[:, _COLUMN["static_cos"]].max()),
+        "best_model_cos": float(features[:, _COLUMN["model_cos"]].max()),
+        "has_model_cos": float(features[:, _COLUMN["has_model_cos"]].max()),
         "unknown_name_share": unknown,
         "log_terms": math.log1p(n_terms) / 3,
         "unknown_soft_share": soft,
-        "best_window_share": float(features[:, col["window_share"]].max()),
-        "best_line_cos": float(features[:, col["line_cos"]].max()),
-        "top_window_share": float(features[top, col["window_share"]]),
+        "best_window_share": float(features[:, _COLUMN["window_share"]].max()),
+        "best_line_cos": float(features[:, _COLUMN["line_cos"]].max()),
+        "top_window_share": float(features[top, _COLUMN["window_share"]]),
         "has_unknown_name": float(unknown > 0),
         "absent_share": absent,
     }
