@@ -37,20 +37,20 @@ def test_each_setting_is_defined_once_in_one_group() -> None:
 
 
 def test_the_same_name_in_a_file_the_environment_and_config(tmp_path: Path) -> None:
-    (tmp_path / "codecite.toml").write_text('rrf_k = 30\nllm = "extractive"\nworkers = 2\n')
+    (tmp_path / "codecite.toml").write_text('rrf_k = 25\nllm = "extractive"\nworkers = 2\n')
     config = load_config(tmp_path, environ={"CODECITE_EXPAND_MAX": "7", "CODECITE_STORE": ""})
-    assert (config.search.rrf_k, config.answer.llm, config.index.workers) == (30, "extractive", 2)
+    assert (config.search.rrf_k, config.answer.llm, config.index.workers) == (25, "extractive", 2)
     assert config.search.expand_max == 7
     flags = load_config(tmp_path, overrides={"rrf_k": 40}, environ={"CODECITE_RRF_K": "35"})
     assert flags.search.rrf_k == 40  # a flag beats the environment, which beats the file
     assert load_config(tmp_path, environ={"CODECITE_RRF_K": "35"}).search.rrf_k == 35
-    built = codecite.Config(rrf_k=30, llm="extractive", workers=2, expand_max=7)
+    built = codecite.Config(rrf_k=25, llm="extractive", workers=2, expand_max=7)
     assert built.settings() == config.settings()
     changed = built.replace(answer_max_blocks=4, repo_name="shop")
     assert (changed.answer.answer_max_blocks, changed.repo_name, changed.search.rrf_k) == (
         4,
         "shop",
-        30,
+        25,
     )
     assert built.answer.answer_max_blocks == Config().answer.answer_max_blocks  # replace() copies
     assert Config(**built.settings()).settings() == built.settings()
@@ -76,10 +76,10 @@ def test_a_retired_answer_setting_is_read_with_a_warning_not_refused(
 ) -> None:
     """Issue 38 retired the hand-tuned answer settings: a codecite.toml that still sets
     one keeps working and says the setting does nothing now (a misspelt one is refused)."""
-    (tmp_path / "codecite.toml").write_text("abstain_max_absent = 0.5\nrrf_k = 30\n")
+    (tmp_path / "codecite.toml").write_text("abstain_max_absent = 0.5\nrrf_k = 25\n")
     with caplog.at_level("WARNING", logger="codecite.config"):
         config = load_config(tmp_path)
-    assert config.search.rrf_k == 30
+    assert config.search.rrf_k == 25
     assert "'abstain_max_absent' no longer does anything" in caplog.text
     with pytest.raises(ConfigError, match="unknown setting 'abstain_max_absnet'"):
         load_config(tmp_path, overrides={"abstain_max_absnet": 0.5})

@@ -99,7 +99,8 @@ class SignalReranker:
             )
             why.append("exact symbol")
         top = cfg.search.rerank_agreement_top
-        if (hit.keyword_rank or top + 1) <= top and (hit.vector_rank or top + 1) <= top:
+        agree = (hit.keyword_rank or top + 1) <= top and (hit.vector_rank or top + 1) <= top
+        if cfg.search.rerank_agreement and agree:
             bonus += cfg.search.rerank_agreement
             why.append("keyword+vector agree")
         if links:
