@@ -62,9 +62,12 @@ def parse(spec: str) -> tuple[str, dict[str, Any]]:
     """``name=value[+name=value...]`` -> (label, the settings with their values typed as
     the defaults')."""
     changes: dict[str, Any] = {}
+    search = load_config().search
     for part in spec.split("+") if spec != "shipped" else ():
         name, _, raw = part.partition("=")
-        default = getattr(load_config().search, name)
+        if not raw or not hasattr(search, name):
+            raise SystemExit(f"not a search setting with a value: {part!r} (name=value)")
+        default = getattr(search, name)
         if isinstance(default, bool):
             changes[name] = raw.lower() in ("1", "true", "on", "yes")
         else:
