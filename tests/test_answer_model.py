@@ -16,7 +16,7 @@ import codecite
 from codecite.answer.answerer import judged_by_model, learnt_order, name_in_words
 from codecite.answer.compose import constant_part, is_fragment, lead_quote
 from codecite.answer.features import CANDIDATES, EVIDENCE_HITS, HIT_FEATURES, QUESTION_FEATURES
-from codecite.answer.model import answer_model, from_json
+from codecite.answer.model import OrderScore, answer_model, from_json
 from codecite.evaluate import load_golden
 from codecite.question import read
 from codecite.question.terms import question_terms
@@ -150,6 +150,26 @@ def test_the_model_never_moves_what_it_never_learnt_to_judge() -> None:
     assert not judged_by_model(chunk("types/index.d.cts", "typescript", "class"))
     assert not judged_by_model(chunk("README.md", "markdown", "section"))
     assert not judged_by_model(chunk("pkg/const.py", "python", "constant"))
+
+
+def test_the_order_score_adds_its_hidden_units_to_the_weighted_sum() -> None:
+    """The order's score of a hit: its features' weighted sum plus the hidden units'
+    (tanh) share; the file's form reads back the same scores, and a file without hidden
+    units is the weighted sum alone."""
+    linear = np.array([1.0, -2.0, 0.5])
+    hidden = np.array([[0.5, -1.0], [0.0, 2.0], [1.0, 0.0]])
+    bias, out = np.array([0.1, -0.2]), np.array([2.0, -1.0])
+    features = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.2, 0.4, 0.6]])
+    score = OrderScore(linear, hidden, bias, out)
+    by_hand = [float(row @ linear + np.tanh(row @ hidden + bias) @ out) for row in features]
+    assert np.allclose(score(features), by_hand)
+    # a question's candidates at once: (questions, candidates, features)
+    assert np.allclose(score(features[None]), [by_hand])
+    raw = score.to_json()
+    assert np.allclose(OrderScore.from_json(json.loads(json.dumps(raw)))(features), by_hand)
+    plain = OrderScore.from_json({"order_weights": list(linear)})
+    assert plain.hidden is None
+    assert np.allclose(plain(features), features @ linear)
 
 
 def test_the_shipped_model_matches_the_features_and_says_where_it_came_from() -> None:
@@ -303,8 +323,11 @@ def test_the_models_pick_leads_and_docs_keep_their_place_in_search_order() -> No
     # order after it
     assert learnt_order((2, 0, 1), "model", [True, True, True], True) == (0, 2, 1)
     assert codecite.Config().answer.answer_order == "model"
-    weights = dict(zip(HIT_FEATURES, answer_model().order_weights, strict=True))
+    score = answer_model().order_score
+    weights = dict(zip(HIT_FEATURES, score.linear, strict=True))
     assert weights["prose"] == 0.0
+    if score.hidden is not None:  # nor do its hidden units read it
+        assert not score.hidden[HIT_FEATURES.index("prose")].any()
 
 
 def test_a_first_lines_quote_is_read_back_but_not_a_message_line() -> None:

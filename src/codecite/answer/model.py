@@ -10,7 +10,8 @@ left out of the fit. No benchmark question fitted a number of it; the file lists
 training projects and the held-out figures.
 
 - :meth:`AnswerModel.order` scores search's first hits (:mod:`.features`): each one's
-  probability of being the code that answers. The answer's blocks follow it (the
+  probability of being the code that answers (:class:`OrderScore`: a weighted sum of
+  its features). The answer's blocks follow it (the
   default, ``answer_order = "model"``; docs, which it never learnt to judge, keep their
   places in search's order) where the hits carry the search model's cosine; its
   probability for the block shown first is a feature of the two models below.
@@ -52,8 +53,56 @@ class Ordered:
 
 
 @dataclass(frozen=True)
+class OrderScore:
+    """A hit's score in the order: a weighted sum of its features, plus (a measured
+    variant of the recipe, ``train.py --hidden N``) a few hidden units (tanh) over them,
+    through which a feature's worth can depend on the others. The shipped model has
+    none: held out the units put the right code first more often, on the benchmarks'
+    people's questions they did not (BENCHMARKS.md stop 56)."""
+
+    #: (F,) one weight per hit feature.
+    linear: np.ndarray
+    #: (F, H) the hidden units' weights, (H,) their biases and (H,) their weights in the
+    #: score; None: no hidden units.
+    hidden: np.ndarray | None = None
+    hidden_bias: np.ndarray | None = None
+    out: np.ndarray | None = None
+
+    def __call__(self, features: np.ndarray) -> np.ndarray:
+        """The score of each row of ``features`` (any leading shape, features last)."""
+        scores = features @ self.linear
+        if self.hidden is not None and self.hidden_bias is not None and self.out is not None:
+            scores = scores + np.tanh(features @ self.hidden + self.hidden_bias) @ self.out
+        return np.asarray(scores, dtype=np.float64)
+
+    def to_json(self) -> dict[str, Any]:
+        """The model file's ``order_weights`` and (with hidden units) ``order_hidden``."""
+        out: dict[str, Any] = {"order_weights": [round(float(v), 6) for v in self.linear]}
+        if self.hidden is not None and self.hidden_bias is not None and self.out is not None:
+            out["order_hidden"] = {
+                "weights": [[round(float(v), 6) for v in row] for row in self.hidden],
+                "bias": [round(float(v), 6) for v in self.hidden_bias],
+                "out": [round(float(v), 6) for v in self.out],
+            }
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> OrderScore:
+        hidden = raw.get("order_hidden")
+        linear = np.array(raw["order_weights"], dtype=np.float64)
+        if not hidden:
+            return cls(linear)
+        return cls(
+            linear,
+            np.array(hidden["weights"], dtype=np.float64).reshape(len(linear), -1),
+            np.array(hidden["bias"], dtype=np.float64),
+            np.array(hidden["out"], dtype=np.float64),
+        )
+
+
+@dataclass(frozen=True)
 class AnswerModel:
-    order_weights: np.ndarray
+    order_score: OrderScore
     abstain_weights: np.ndarray
     abstain_threshold: float
     confidence_weights: np.ndarray
@@ -66,7 +115,7 @@ class AnswerModel:
 
     def order(self, features: np.ndarray) -> Ordered:
         """Candidates by the model's score, search's order breaking ties."""
-        scores = features @ self.order_weights if len(features) else np.zeros(0)
+        scores = self.order_score(features) if len(features) else np.zeros(0)
         probs = softmax(scores)
         order = tuple(int(i) for i in np.argsort(-scores, kind="stable"))
         return Ordered(order, probs)
@@ -122,7 +171,7 @@ def from_json(raw: dict[str, Any]) -> AnswerModel | None:
         )  # fmt: skip
         return None
     return AnswerModel(
-        np.array(raw["order_weights"], dtype=np.float64),
+        OrderScore.from_json(raw),
         np.array(raw["abstain_weights"], dtype=np.float64),
         float(raw["abstain_threshold"]),
         np.array(raw["confidence_weights"], dtype=np.float64),
