@@ -182,6 +182,13 @@ def test_the_shipped_model_matches_the_features_and_says_where_it_came_from() ->
     assert (raw["candidates"], raw["evidence_hits"]) == (CANDIDATES, EVIDENCE_HITS)
     assert from_json({**raw, "candidates": CANDIDATES // 2}) is None
     assert from_json({**raw, "evidence_hits": EVIDENCE_HITS // 2}) is None
+    # a malformed file keeps search's order rather than failing the question
+    hidden = {"weights": [[0.0, 0.0]] * 3, "bias": [0.0, 0.0], "out": [1.0, 1.0]}
+    assert from_json({**raw, "order_hidden": hidden}) is None  # 3 rows, not one a feature
+    assert from_json({k: v for k, v in raw.items() if k != "abstain_weights"}) is None
+    features = len(HIT_FEATURES)
+    fits = {"weights": [[0.0, 0.0]] * features, "bias": [0.0, 0.0], "out": [1.0, 1.0]}
+    assert from_json({**raw, "order_hidden": fits}) is not None
     assert raw["validation"]["method"] == "leave one project out"
     trained = [spec.split("==")[0] for spec in raw["trained_on"]]
     assert len(trained) >= 10

@@ -88,16 +88,22 @@ class OrderScore:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> OrderScore:
+        """The score a model file holds; ValueError when its parts do not fit together."""
         hidden = raw.get("order_hidden")
         linear = np.array(raw["order_weights"], dtype=np.float64)
+        if linear.ndim != 1:
+            raise ValueError("order_weights is not one weight per feature")
         if not hidden:
             return cls(linear)
-        return cls(
-            linear,
-            np.array(hidden["weights"], dtype=np.float64).reshape(len(linear), -1),
-            np.array(hidden["bias"], dtype=np.float64),
-            np.array(hidden["out"], dtype=np.float64),
-        )
+        weights = np.array(hidden["weights"], dtype=np.float64)
+        bias = np.array(hidden["bias"], dtype=np.float64)
+        out = np.array(hidden["out"], dtype=np.float64)
+        if weights.shape != (len(linear), len(bias)) or out.shape != bias.shape:
+            raise ValueError(
+                f"order_hidden's shapes do not fit: weights {weights.shape}, bias "
+                f"{bias.shape}, out {out.shape} for {len(linear)} features"
+            )
+        return cls(linear, weights, bias, out)
 
 
 @dataclass(frozen=True)
@@ -170,15 +176,19 @@ def from_json(raw: dict[str, Any]) -> AnswerModel | None:
             "not %s and %s", *read, CANDIDATES, EVIDENCE_HITS,
         )  # fmt: skip
         return None
-    return AnswerModel(
-        OrderScore.from_json(raw),
-        np.array(raw["abstain_weights"], dtype=np.float64),
-        float(raw["abstain_threshold"]),
-        np.array(raw["confidence_weights"], dtype=np.float64),
-        float(raw["confidence_levels"]["medium"]),
-        float(raw["confidence_levels"]["high"]),
-        {k: raw.get(k) for k in ("trained_on", "questions", "validation", "recipe")},
-        np.array(raw["line_weights"], dtype=np.float64)
-        if tuple(raw.get("line_features", ())) == LINE_FEATURES
-        else None,
-    )
+    try:
+        return AnswerModel(
+            OrderScore.from_json(raw),
+            np.array(raw["abstain_weights"], dtype=np.float64),
+            float(raw["abstain_threshold"]),
+            np.array(raw["confidence_weights"], dtype=np.float64),
+            float(raw["confidence_levels"]["medium"]),
+            float(raw["confidence_levels"]["high"]),
+            {k: raw.get(k) for k in ("trained_on", "questions", "validation", "recipe")},
+            np.array(raw["line_weights"], dtype=np.float64)
+            if tuple(raw.get("line_features", ())) == LINE_FEATURES
+            else None,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning("answers keep search's order: the answer model's file is malformed (%s)", exc)
+        return None
