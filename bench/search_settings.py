@@ -142,10 +142,10 @@ def report(ranks: dict[str, dict[str, dict[str, list[int]]]]) -> None:
               "wins/losses: projects whose MRR rose/fell by 0.01+)")  # fmt: skip
         print("| variant | hit@1 | hit@3 | hit@5 | MRR@10 | wins | losses |")
         print("|---|---|---|---|---|---|---|")
+        b = {p: summary(r)["mrr"] for p, r in base.items()}
         for label, per in by_variant.items():
             s = {p: summary(r) for p, r in per.items()}
             mean = {m: statistics.mean(x[m] for x in s.values()) for m in METRICS}
-            b = {p: summary(r)["mrr"] for p, r in base.items()}
             wins = sum(s[p]["mrr"] >= b[p] + 0.01 for p in s)
             losses = sum(s[p]["mrr"] <= b[p] - 0.01 for p in s)
             print(f"| {label} | {mean['hit1']:.3f} | {mean['hit3']:.3f} | {mean['hit5']:.3f} | "
