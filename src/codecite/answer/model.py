@@ -68,21 +68,29 @@ class OrderScore:
     hidden_bias: np.ndarray | None = None
     out: np.ndarray | None = None
 
+    def _units(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The hidden units' weights, biases and output weights; None without them."""
+        if self.hidden is None or self.hidden_bias is None or self.out is None:
+            return None
+        return self.hidden, self.hidden_bias, self.out
+
     def __call__(self, features: np.ndarray) -> np.ndarray:
         """The score of each row of ``features`` (any leading shape, features last)."""
         scores = features @ self.linear
-        if self.hidden is not None and self.hidden_bias is not None and self.out is not None:
-            scores = scores + np.tanh(features @ self.hidden + self.hidden_bias) @ self.out
+        if (units := self._units()) is not None:
+            weights, bias, out = units
+            scores = scores + np.tanh(features @ weights + bias) @ out
         return np.asarray(scores, dtype=np.float64)
 
     def to_json(self) -> dict[str, Any]:
         """The model file's ``order_weights`` and (with hidden units) ``order_hidden``."""
         out: dict[str, Any] = {"order_weights": [round(float(v), 6) for v in self.linear]}
-        if self.hidden is not None and self.hidden_bias is not None and self.out is not None:
+        if (units := self._units()) is not None:
+            weights, bias, unit_out = units
             out["order_hidden"] = {
-                "weights": [[round(float(v), 6) for v in row] for row in self.hidden],
-                "bias": [round(float(v), 6) for v in self.hidden_bias],
-                "out": [round(float(v), 6) for v in self.out],
+                "weights": [[round(float(v), 6) for v in row] for row in weights],
+                "bias": [round(float(v), 6) for v in bias],
+                "out": [round(float(v), 6) for v in unit_out],
             }
         return out
 
