@@ -187,6 +187,51 @@ def test_a_getter_defined_by_a_call_is_a_function_chunk() -> None:
     assert not any(c.qualname.endswith("works") for c in chunks)  # a test's call is no getter
 
 
+def test_a_files_description_is_not_its_licence_notice() -> None:
+    """Many files open with a copyright or licence notice; the file's description (a
+    module chunk's docstring, its summary in answers and docs) is the first comment
+    block after it, and nothing when the notice is all there is."""
+    go = src("""
+        // Copyright 2014 Steve Francia <spf@spf13.com>.
+        //
+        // Use of this source code is governed by an MIT-style
+        // license that can be found in the LICENSE file.
+
+        // Viper is an application configuration system.
+        // It reads flags, environment variables and files.
+
+        package viper
+
+        var v *Viper
+        """)
+    module = one(chunks_of("viper.go", go), "viper", "module")
+    assert module.docstring == (
+        "Viper is an application configuration system.\nIt reads flags, environment "
+        "variables and files."
+    )
+    js = src("""
+        /*!
+         * express
+         * Copyright(c) 2009-2013 TJ Holowaychuk
+         * MIT Licensed
+         */
+
+        'use strict';
+
+        var debug = require('debug')('express:router');
+        """)
+    assert one(chunks_of("lib/router.js", js), "lib/router", "module").docstring == ""
+    described = src("""
+        // Package bind reads a request into a struct.
+        package bind
+
+        var x = 1
+        """)
+    assert one(chunks_of("bind.go", described), "bind", "module").docstring == (
+        "Package bind reads a request into a struct."
+    )
+
+
 def test_docstrings_and_doc_comments_are_cleaned() -> None:
     py = chunks_of("python.py")
     assert one(py, "Order.pay").docstring == (

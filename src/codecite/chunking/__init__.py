@@ -30,9 +30,10 @@ __all__ = ["CHUNKING_VERSION", "chunk_file", "chunking_key", "parse"]
 #: JSDoc block one blank line above its function, chained assignments of a function; 4:
 #: getters defined by ``defineGetter(obj, 'name', function ...)``; 5: CommonJS exports,
 #: ``module.exports = class X {...}`` and ``module.exports = {...}`` of functions; 6:
-#: documented top-level constants, a chunk each): an index made by another version
-#: re-chunks every file at its next run.
-CHUNKING_VERSION = 6
+#: documented top-level constants, a chunk each; 7: a file's description skips a
+#: licence or copyright notice at its top): an index made by another version re-chunks
+#: every file at its next run.
+CHUNKING_VERSION = 7
 
 _KIND_ORDER = {"module": 0, "class": 1, "function": 2, "method": 2, "constant": 2}
 _local = threading.local()

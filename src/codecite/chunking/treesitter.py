@@ -424,20 +424,41 @@ def _strip_markers(part: list[int | None]) -> list[int | None]:
     return part
 
 
+#: A comment that is a licence or copyright notice: the boilerplate many files open
+#: with (``// Copyright 2014 ... All rights reserved``, ``/*! ... MIT Licensed */``,
+#: ``SPDX-License-Identifier``), never what the file is about.
+_NOTICE = re.compile(
+    r"\bcopyright\b|©|\bspdx-license-identifier\b|\blicensed under\b|"
+    r"\buse of this source code is governed\b|\bpermission is hereby granted\b|"
+    r"\ball rights reserved\b",
+    re.I,
+)
+
+
 def _module_docstring(file: _File, root: Node) -> str:
+    """A file's description: Python's module docstring; elsewhere the first block of
+    comments (lines without a blank between) at the top of the file that is not a
+    licence or copyright notice (``// Copyright ...`` then ``// Package x does ...``
+    gives the second)."""
+
     def text(node: Node) -> str:
         return file.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     if file.spec.python_docstrings:
         return python_docstring(root, text)
-    comments: list[Node] = []
+    blocks: list[list[Node]] = []
     for child in root.named_children:
         if child.type not in file.spec.comments:
             break
-        if comments and last_row(comments[-1]) < child.start_point.row - 1:
-            break
-        comments.append(child)
-    return attached_docstring(comments, text, file.language) if comments else ""
+        if blocks and last_row(blocks[-1][-1]) >= child.start_point.row - 1:
+            blocks[-1].append(child)
+        else:
+            blocks.append([child])
+    for block in blocks:
+        doc = attached_docstring(block, text, file.language)
+        if not _NOTICE.search(doc):
+            return doc
+    return ""
 
 
 def _module_names(path: str, language: str) -> tuple[str, str]:
