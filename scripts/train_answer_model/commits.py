@@ -94,7 +94,8 @@ def commits(mirror: Path) -> Iterator[tuple[str, str, list[str]]]:
     log = git(mirror, "log", "--no-merges", "--format=%x00%H%x01%B%x01", "--name-only",
               "--diff-filter=M", "HEAD")  # fmt: skip
     for record in log.split("\x00")[1:]:
-        sha, message, files = record.split("\x01")
+        sha, rest = record.split("\x01", 1)  # a message may hold the separator itself
+        message, files = rest.rsplit("\x01", 1)
         paths = [f for f in files.split() if f.endswith(".py")]
         yield sha, message, paths
 
