@@ -3,8 +3,9 @@
     python bench/search_settings.py --workdir /work/answer-train --json out.json
     python bench/search_settings.py --variants rrf_k=30,rrf_k=120 --per-project 40
 
-The training projects of the answer model (``scripts/train_answer_model``: 24 PyPI
-projects, none of an evaluation set) already hold two sets of questions with the code
+The training projects of the answer model (``scripts/train_answer_model``: PyPI
+projects, none of an evaluation set; 24 at stop 55, 71 since stop 57: every project
+prepared under ``--workdir`` is read) already hold two sets of questions with the code
 that answers them: their docstrings' first sentences asked of an index without
 docstrings, and their commits' subjects (people's words) asked of the released tree,
 right = the definitions the commit changed. Each question is searched as ``ask``

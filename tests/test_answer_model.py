@@ -4,6 +4,7 @@ it was trained on, first lines that read, abstention that ignores ordinary words
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -189,7 +190,10 @@ def test_the_shipped_model_matches_the_features_and_says_where_it_came_from() ->
     features = len(HIT_FEATURES)
     fits = {"weights": [[0.0, 0.0]] * features, "bias": [0.0, 0.0], "out": [1.0, 1.0]}
     assert from_json({**raw, "order_hidden": fits}) is not None
-    assert raw["validation"]["method"] == "leave one project out"
+    # validated on projects it was not fitted on (scripts/train_answer_model/train.py)
+    assert re.fullmatch(
+        r"leave one project out|\d+ project-disjoint folds", raw["validation"]["method"]
+    )
     trained = [spec.split("==")[0] for spec in raw["trained_on"]]
     assert len(trained) >= 10
     sys.path.insert(0, str(ROOT / "scripts" / "train_code_model"))

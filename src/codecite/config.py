@@ -286,23 +286,23 @@ class AnswerConfig:
     #: Supporting blocks of an extractive answer (after its lead sentence).
     answer_max_blocks: int = 5
     #: Whether the learnt answer model (answer/data/answer-model.json, trained on
-    #: questions mined from 24 open-source projects' docstrings and commit subjects,
+    #: questions mined from 71 open-source projects' docstrings and commit subjects,
     #: validated on projects left out) orders the blocks, decides whether to decline and
     #: how sure an answer is. Off: search's order, nothing is declined, confidence is
     #: "low" (the "search order" baseline every answer figure is reported beside). Its
     #: threshold declines 0.5% of the held-out projects' docstring questions (calibrated
-    #: on the 24 training projects, each left out in turn, against 2,400 questions of
-    #: other projects, 51% of which it declines; 3.5% of their commit questions);
-    #: measured on the answer benchmark: 1.6% of answerable and 47% of out-of-scope
-    #: questions; on SWE-QA's development split 1.6% of answerable).
+    #: on the 71 training projects in 8 project-disjoint folds, against 7,000 questions
+    #: of other projects, 51% of which it declines; 4.3% of their commit questions);
+    #: measured on the answer benchmark: 1.1% of answerable and 47% of out-of-scope
+    #: questions; on SWE-QA's development split none of the answerable).
     answer_model: bool = True
     #: The order of an answer's blocks, where the hits carry the search model's cosine
     #: the answer model learnt with (else search's): "model" (the model's pick first,
     #: then its order; docs, other non-code hits and documented constants, which it
     #: never learnt to judge, keep their places in search's order), "lead" (its pick
     #: first, then search's order) or "search" (search's). The model's order, held out:
-    #: the right definition first +10 points over search on docstring questions, +2 on
-    #: commit subjects; in the first three +6 / +6 ("lead": +3 / +1). Either way code
+    #: the right definition first +12 points over search on docstring questions, +3 on
+    #: commit subjects; in the first three +6 / +5 ("lead": +3 / +1.5). Either way code
     #: comes before tests, and tests before code when the question asks which tests
     #: check something.
     answer_order: str = "model"
